@@ -1,0 +1,65 @@
+# Front door: installs dependencies, builds the patched kernel and the tools
+# from its tree (kernel/build.sh), then user space and BPF (CMake), and runs
+# the demo or the tests. All real logic lives in those scripts and CMake.
+
+BUILD ?= build
+T ?=
+# make check boots the debug kernel (lockdep & co.); demo and bench the default.
+CHECK_VARIANT ?= debug
+DEMO_VARIANT ?= default
+
+abs_build := $(abspath $(BUILD))
+kbuild := kernel/build.sh --build-dir $(abs_build)
+
+# kernel-% and user-% are pattern rules, which make never applies to .PHONY
+# targets; FORCE makes them always run instead (the scripts are incremental).
+.PHONY: all help deps source tools user check check-host demo clean distclean FORCE
+FORCE:
+
+all: user-$(DEMO_VARIANT)
+
+help:
+	@echo "make demo          build everything, boot the kernel, run the demo"
+	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T)"
+	@echo "make check-host    host tests only"
+	@echo "make kernel-default | kernel-debug   build one kernel variant"
+	@echo "make user-default | user-debug       user space + BPF against that variant's BTF"
+	@echo "make clean         remove user-space build; make distclean removes $(BUILD)/"
+
+deps:
+	@scripts/deps
+
+source: deps
+	@$(kbuild) source
+
+tools: source
+	@$(kbuild) tools
+
+kernel-%: source FORCE
+	@$(kbuild) kernel $*
+
+# vmlinux.h follows the variant being tested; CO-RE makes the objects run on
+# either, and the file is rewritten only when it changes.
+user-%: kernel-% tools FORCE
+	@$(kbuild) vmlinux-h $* $(abs_build)/vmlinux.h
+	@cmake -S . -B $(abs_build)/user -G Ninja -DIOURING_BPF_BUILD=$(abs_build) \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo > $(abs_build)/cmake-configure.log || \
+		{ cat $(abs_build)/cmake-configure.log; exit 1; }
+	@cmake --build $(abs_build)/user
+
+user: user-$(DEMO_VARIANT)
+
+check: user-$(CHECK_VARIANT)
+	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) $(if $(T),-t $(T))
+
+check-host: user-$(CHECK_VARIANT)
+	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --no-vm $(if $(T),-t $(T))
+
+demo: user-$(DEMO_VARIANT)
+	@scripts/demo --build-dir $(abs_build) --variant $(DEMO_VARIANT)
+
+clean:
+	rm -rf $(abs_build)/user $(abs_build)/test-logs $(abs_build)/vm
+
+distclean:
+	rm -rf $(abs_build)

@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Turn Debian's linux-source-6.12 into our patched, built kernel, and build
+# libbpf, bpftool and the UAPI headers from the same tree.
+#
+# Every step is incremental: the tree is re-extracted and re-patched only when
+# the tarball, kernel/series or a patch changes; a variant is re-configured
+# only when its fragments change; make does the rest.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+
+build_dir=${IOURING_BPF_BUILD:-$repo/build}
+tarball=/usr/src/linux-source-6.12.tar.xz
+series=$here/series
+patch_dir=$here/patches
+config_dir=$here/config
+jobs=$(nproc)
+
+usage() {
+	cat <<EOF
+usage: kernel/build.sh [options] COMMAND [ARG]
+
+commands:
+  source              extract the tarball and apply kernel/series
+  kernel VARIANT      configure and build bzImage + vmlinux for VARIANT
+                      (default, or NAME for kernel/config/NAME.config)
+  tools               build libbpf, bpftool and UAPI headers into BUILD/tools
+  vmlinux-h VARIANT OUT
+                      write OUT from VARIANT's vmlinux BTF (only if changed)
+  release VARIANT     print the kernel release string of a built VARIANT
+
+options:
+  --build-dir DIR     build directory (default: $repo/build)
+  --tarball FILE      kernel source tarball (default: $tarball)
+  --series FILE       series file (default: kernel/series); patches are
+                      looked up in the series file's patches/ sibling
+  -j N                parallel jobs (default: $jobs)
+  -h, --help          this text
+EOF
+}
+
+die() {
+	echo "kernel/build.sh: error: $*" >&2
+	exit 1
+}
+
+log() {
+	echo "kernel: $*"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build-dir) build_dir=$2; shift 2 ;;
+	--tarball) tarball=$2; shift 2 ;;
+	--series) series=$2; patch_dir=$(dirname "$2")/patches; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	-*) usage >&2; die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+cmd=$1; shift
+
+mkdir -p "$build_dir"
+build_dir=$(cd "$build_dir" && pwd)
+kdir=$build_dir/kernel
+src=$kdir/src
+tools=$build_dir/tools
+
+# ccache keys must not depend on where the checkout lives, so that a fresh
+# clone (CI) hits the cache a developer's tree filled.
+export CCACHE_BASEDIR=$build_dir CCACHE_NOHASHDIR=true
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+# Fixed build metadata: same input, same output, better ccache hit rate.
+export KBUILD_BUILD_TIMESTAMP='2024-11-17 00:00:00 UTC'
+export KBUILD_BUILD_USER=iouring-bpf KBUILD_BUILD_HOST=build
+
+kmake() {
+	# LOCALVERSION set (empty) keeps setlocalversion from appending "+"
+	# when the tree happens to sit inside a git checkout.
+	make -C "$src" ARCH=x86_64 LOCALVERSION= CC="ccache gcc" \
+		HOSTCC="ccache gcc" -j"$jobs" "$@"
+}
+
+# Series entries: one patch file name per line; blank lines and '#' comments
+# are ignored (quilt's format).
+series_entries() {
+	[ -f "$series" ] || die "series file $series does not exist"
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$series"
+}
+
+# Files a patch touches, from its ---/+++ lines.
+patch_files() {
+	sed -n -e 's|^+++ b/||p' -e 's|^--- a/||p' "$1" | sort -u
+}
+
+source_stamp() {
+	{
+		echo "tarball $(realpath "$tarball") $(stat -c '%s %Y' "$tarball")"
+		local p
+		while read -r p; do
+			[ -f "$patch_dir/$p" ] || die "kernel/series names $p, but $patch_dir/$p does not exist"
+			echo "patch $p $(sha256sum < "$patch_dir/$p")"
+		done < <(series_entries)
+	} | sha256sum | cut -d' ' -f1
+}
+
+do_source() {
+	[ -f "$tarball" ] || die "$tarball is missing; run scripts/deps (Debian package linux-source-6.12)"
+	local stamp
+	stamp=$(source_stamp)
+	if [ -d "$src" ] && [ "$(cat "$kdir/src.stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+
+	log "extracting $(basename "$tarball")"
+	local new=$kdir/src.new
+	rm -rf "$new" "$kdir/src.extract"
+	mkdir -p "$kdir/src.extract"
+	tar -xf "$tarball" -C "$kdir/src.extract"
+	mv "$kdir/src.extract"/linux-source-6.12 "$new"
+	rm -rf "$kdir/src.extract"
+
+	local p n=0 files=$kdir/src.files.new
+	: > "$files"
+	while read -r p; do
+		n=$((n + 1))
+		local f=$patch_dir/$p
+		head -n1 "$f" | grep -Eq '^From [0-9a-f]{40} ' ||
+			die "patch $p is not a git format-patch file (first line must be 'From <sha1> ...')"
+		log "applying $p"
+		local out
+		if ! out=$(patch -d "$new" -p1 -F0 --batch --forward \
+				--no-backup-if-mismatch < "$f" 2>&1); then
+			echo "$out" >&2
+			die "patch $p (number $n in $(basename "$series")) does not apply"
+		fi
+		patch_files "$f" >> "$files"
+	done < <(series_entries)
+
+	# Extracted files carry the tarball's old mtimes. A file patched by the
+	# previous or by the new series must look newer than its objects, or
+	# make would keep objects built from the other version.
+	local f
+	touch "$kdir/src.files"
+	sort -u "$files" "$kdir/src.files" | while read -r f; do
+		[ -e "$new/$f" ] && touch "$new/$f"
+	done
+	mv "$files" "$kdir/src.files"
+
+	rm -rf "$src"
+	mv "$new" "$src"
+	echo "$stamp" > "$kdir/src.stamp"
+	log "source ready: $n patch(es) applied"
+}
+
+variant_fragments() {
+	local v=$1
+	echo "$config_dir/base.config"
+	if [ "$v" != default ]; then
+		[ -f "$config_dir/$v.config" ] ||
+			die "unknown kernel variant '$v' (no $config_dir/$v.config)"
+		echo "$config_dir/$v.config"
+	fi
+}
+
+# Every option a fragment asks for must survive olddefconfig; a silently
+# dropped option (unmet dependency) would otherwise show up much later as a
+# missing feature in the guest.
+check_config() {
+	local cfg=$1; shift
+	local bad=0 line opt want
+	while read -r line; do
+		case $line in
+		CONFIG_*=*)
+			opt=${line%%=*}; want=$line
+			grep -qxF -- "$want" "$cfg" || {
+				echo "  $want requested, got: $(grep -E "^(# )?$opt[= ]" "$cfg" || echo unset)" >&2
+				bad=1
+			} ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			! grep -q "^$opt=" "$cfg" || {
+				echo "  $opt requested off, got: $(grep "^$opt=" "$cfg")" >&2
+				bad=1
+			} ;;
+		esac
+	done < <(cat "$@")
+	[ $bad = 0 ] || die "kernel config $cfg does not match the fragments (see above)"
+}
+
+do_config() {
+	local v=$1 out=$kdir/$1
+	local frags
+	mapfile -t frags < <(variant_fragments "$v")
+	local stamp
+	stamp=$( { cat "$kdir/src.stamp"; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
+	if [ -f "$out/.config" ] && [ "$(cat "$out/config.stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	log "configuring variant $v (tinyconfig + ${frags[*]##*/})"
+	mkdir -p "$out"
+	kmake -s O="$out" tinyconfig > /dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" > "$out/merge_config.log"
+	kmake -s O="$out" olddefconfig > /dev/null
+	check_config "$out/.config" "${frags[@]}"
+	echo "$stamp" > "$out/config.stamp"
+}
+
+do_kernel() {
+	local v=${1:?variant required}
+	do_source
+	do_config "$v"
+	local out=$kdir/$v start=$SECONDS
+	log "building $v kernel in $out (-j$jobs)"
+	if ! kmake O="$out" bzImage > "$out/build.log" 2>&1; then
+		grep -E 'error|Error' "$out/build.log" | head -n 40 >&2
+		die "kernel build of variant $v failed; full log: $out/build.log"
+	fi
+	log "built $(kmake -s O="$out" kernelrelease) ($v) in $((SECONDS - start))s"
+}
+
+do_tools() {
+	do_source
+	local stamp
+	stamp=$(cat "$kdir/src.stamp")
+	if [ -x "$tools/bin/bpftool" ] && [ "$(cat "$tools/tools.stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	log "building libbpf, bpftool and UAPI headers from the kernel tree"
+	mkdir -p "$tools/libbpf" "$tools/bpftool" "$tools/bin"
+	make -s -C "$src/tools/lib/bpf" -j"$jobs" OUTPUT="$tools/libbpf/" \
+		prefix="$tools/root" libdir_relative=lib \
+		install > "$tools/libbpf.log" 2>&1 ||
+		die "libbpf build failed; log: $tools/libbpf.log"
+	make -s -C "$src/tools/bpf/bpftool" -j"$jobs" OUTPUT="$tools/bpftool/" \
+		CLANG=clang-19 LLVM_STRIP=llvm-strip-19 > "$tools/bpftool.log" 2>&1 ||
+		die "bpftool build failed; log: $tools/bpftool.log"
+	cp "$tools/bpftool/bpftool" "$tools/bin/bpftool"
+	make -s -C "$src" ARCH=x86_64 O="$kdir/headers" \
+		INSTALL_HDR_PATH="$tools/root" headers_install > "$tools/headers.log" 2>&1 ||
+		die "headers_install failed; log: $tools/headers.log"
+	echo "$stamp" > "$tools/tools.stamp"
+	log "tools ready: $("$tools/bin/bpftool" version | head -n1)"
+}
+
+do_vmlinux_h() {
+	local v=${1:?variant required} dst=${2:?output file required}
+	local vmlinux=$kdir/$v/vmlinux
+	[ -f "$vmlinux" ] || die "$vmlinux not built; run: kernel/build.sh kernel $v"
+	"$tools/bin/bpftool" btf dump file "$vmlinux" format c > "$dst.tmp"
+	if cmp -s "$dst.tmp" "$dst"; then
+		rm -f "$dst.tmp"
+	else
+		mv "$dst.tmp" "$dst"
+	fi
+}
+
+case $cmd in
+source) do_source ;;
+kernel) do_kernel "$@" ;;
+tools) do_tools ;;
+vmlinux-h) do_vmlinux_h "$@" ;;
+release)
+	[ -f "$kdir/${1:?variant required}/.config" ] || die "variant $1 is not configured"
+	kmake -s O="$kdir/$1" kernelrelease ;;
+*) usage >&2; die "unknown command $cmd" ;;
+esac

@@ -1,0 +1,1 @@
+WARNING:|BUG:|Oops|KASAN|UBSAN:|Kernel panic|general protection fault|INFO: task .* blocked for more than|INFO: rcu_.* detected stalls|INFO: lockdep is turned off|DEBUG_LOCKS_WARN_ON|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|lockdep_assert

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# harness/runner (host): the runner counts pass/fail/skip, prints TAP and the
+# closing line, filters by prefix, and exits non-zero on a failure.
+set -u
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run=$IOURING_BPF_SRC/selftests/run
+
+printf 'a/pass\thost\t10\ttrue\na/skip\thost\t10\techo skipping: no feature; exit 77\nb/fail\thost\t10\techo boom; exit 1\nb/hang\thost\t1\tsleep 30\n' > "$work/m.tsv"
+
+out=$(IOURING_BPF_BUILD=$work "$run" --manifest "$work/m.tsv" --no-vm 2>&1)
+rc=$?
+echo "$out"
+[ $rc != 0 ] || fail "runner exited 0 with failing tests"
+[ "$(echo "$out" | tail -n1)" = "1 passed, 2 failed, 1 skipped" ] || fail "wrong closing line"
+echo "$out" | grep -qx '1..4' || fail "no TAP plan"
+echo "$out" | grep -qx 'ok 1 - a/pass' || fail "pass line"
+echo "$out" | grep -q '^ok 2 - a/skip # SKIP' || fail "skip line"
+echo "$out" | grep -qx 'not ok 3 - b/fail # exit status 1' || fail "fail line"
+echo "$out" | grep -q '^#   boom' || fail "failure log not shown"
+echo "$out" | grep -qx 'not ok 4 - b/hang # timed out after 1s' || fail "timeout line"
+
+out=$(IOURING_BPF_BUILD=$work "$run" --manifest "$work/m.tsv" --no-vm -t a/ 2>&1) ||
+	fail "prefix a/ should pass: $out"
+[ "$(echo "$out" | tail -n1)" = "1 passed, 0 failed, 1 skipped" ] || fail "prefix filter: $out"
+
+IOURING_BPF_BUILD=$work "$run" --manifest "$work/m.tsv" --no-vm -t zzz > /dev/null 2>&1 &&
+	fail "a prefix matching nothing should be an error"
+exit 0
