@@ -31,8 +31,12 @@ enum {
 		__ok;                                                          \
 	})
 
-/* An errno-style return (0 or -errno) that must be 0. */
+/* An errno-style return (0 or -errno) that must be 0; evaluated once. */
 #define CHECK_OK(ret, what)                                                    \
-	CHECK((ret) == 0, "%s: %s", what, strerror((ret) < 0 ? -(ret) : (ret)))
+	({                                                                     \
+		long __ret = (ret);                                            \
+		CHECK(__ret == 0, "%s: %s", what,                              \
+		      strerror(__ret < 0 ? -__ret : __ret));                   \
+	})
 
 #endif

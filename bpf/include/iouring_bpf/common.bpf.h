@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every io_uring BPF policy includes: kfunc declarations and the
+ * struct_ops macros. Mainline kfuncs are strong (__ksym); extension kfuncs
+ * of this project are __ksym __weak, to be checked with bpf_ksym_exists().
+ */
+#ifndef IOURING_BPF_COMMON_BPF_H
+#define IOURING_BPF_COMMON_BPF_H
+
+#ifndef __BPF__
+#error "iouring_bpf/*.bpf.h are for BPF programs; user space uses liburing-bpf.h"
+#endif
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <asm-generic/errno.h>
+
+/* mainline (Linux 7.1) */
+extern int bpf_io_uring_submit_sqes(struct io_ring_ctx *ctx, __u32 nr) __ksym;
+extern __u8 *bpf_io_uring_get_region(struct io_ring_ctx *ctx, __u32 region_id,
+				     const __u64 rdwr_buf_size) __ksym;
+
+/*
+ * IOURING_BPF_STEP(name) { ... }: a sleepable loop_step program with
+ * arguments (struct io_ring_ctx *ring, struct iou_loop_params *lp).
+ * (BPF_PROG keeps the name `ctx` for the raw argument array.)
+ */
+#define IOURING_BPF_STEP(name)						\
+	SEC("struct_ops.s/loop_step")					\
+	int BPF_PROG(name, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+
+/* IOURING_BPF_OPS(ops_name, step_prog): the struct_ops map, link-attached. */
+#define IOURING_BPF_OPS(ops_name, step_prog)				\
+	SEC(".struct_ops.link")						\
+	struct io_uring_bpf_ops ops_name = {				\
+		.loop_step = (void *)step_prog,				\
+	}
+
+/* Timeout extension (not in mainline): does this kernel have it? */
+#define iou_loop_has_timeouts(lp) bpf_core_field_exists((lp)->timeout_ns)
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Ring geometry, shared by BPF policies and user space. User space fills it
+ * from io_uring_setup()'s results (liburing-bpf does this) into the
+ * policy's read-only global `iou_geom` before load; the verifier then
+ * knows every offset and size as a constant, and policies never type one.
+ */
+#ifndef IOURING_BPF_GEOMETRY_H
+#define IOURING_BPF_GEOMETRY_H
+
+#ifndef __BPF__
+#include <linux/types.h>
+#endif
+
+struct iouring_bpf_geometry {
+	__u32 sq_entries;	/* SQEs in IOU_REGION_SQ (power of two) */
+	__u32 cq_entries;	/* CQEs in the CQ ring (power of two) */
+	__u32 cq_head;		/* io_uring_params.cq_off.head */
+	__u32 cq_tail;		/* io_uring_params.cq_off.tail */
+	__u32 cq_cqes;		/* io_uring_params.cq_off.cqes */
+	__u32 cq_overflow;	/* io_uring_params.cq_off.overflow */
+	__u64 cq_region_size;	/* bytes of IOU_REGION_CQ a policy may touch */
+	__u64 sq_region_size;	/* bytes of IOU_REGION_SQ a policy may touch */
+	__u64 mem_region_size;	/* bytes of IOU_REGION_MEM, 0 if none */
+};
+
+#endif

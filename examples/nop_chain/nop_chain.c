@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nop_chain: the benchmark of the io_uring BPF loop RFC, side by side.
+ *
+ *   2-LINK  pairs of NOPs, the first with IOSQE_IO_LINK, one
+ *           io_uring_submit_and_wait(2) per pair (liburing, no BPF)
+ *   BPF-1   the nops policy, one NOP in flight, all inside one io_uring_enter()
+ *   BPF-8   the same with 8 NOPs in flight
+ *
+ * Same N for each, interleaved rounds, medians. Prints a table and writes
+ * JSON: {"n", "rounds", "link2_ms", "bpf1_ms", "bpf8_ms", "speedup_bpf1",
+ * "speedup_bpf8"}. Run it on one CPU (make bench does, in the VM).
+ */
+#define _GNU_SOURCE
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <liburing-bpf.h>
+#include "nops.skel.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* 2-LINK: returns elapsed ms, or a negative errno. */
+static double run_link2(struct io_uring *ring, unsigned long n)
+{
+	double start = now_ms();
+
+	for (unsigned long i = 0; i < n; i += 2) {
+		struct io_uring_sqe *a = io_uring_get_sqe(ring), *b = io_uring_get_sqe(ring);
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int ret;
+
+		io_uring_prep_nop(a);
+		a->flags |= IOSQE_IO_LINK;
+		io_uring_prep_nop(b);
+		ret = io_uring_submit_and_wait(ring, 2);
+		if (ret != 2)
+			return ret < 0 ? ret : -EIO;
+		io_uring_for_each_cqe(ring, head, cqe) {
+			if (cqe->res < 0)
+				return cqe->res;
+			seen++;
+		}
+		io_uring_cq_advance(ring, seen);
+	}
+	return now_ms() - start;
+}
+
+struct bpf_variant {
+	struct iouring_bpf_ring ring;
+	struct nops *skel;
+	struct bpf_link *link;
+};
+
+static int bpf_variant_setup(struct bpf_variant *v, unsigned long n, unsigned int inflight)
+{
+	int ret = iouring_bpf_ring_init(&v->ring, 16, 0, IOURING_BPF_RING_FLAGS);
+
+	if (ret) {
+		fprintf(stderr, "nop_chain: ring setup: %s\n", strerror(-ret));
+		return ret;
+	}
+	v->skel = nops__open();
+	if (!v->skel)
+		return -errno;
+	v->skel->rodata->iou_geom = v->ring.geom;
+	v->skel->rodata->nop_total = n;
+	v->skel->rodata->nop_inflight = inflight;
+	v->skel->struct_ops.nops_ops->ring_fd = v->ring.fd;	/* read at load */
+	ret = nops__load(v->skel);
+	if (ret) {
+		fprintf(stderr, "nop_chain: loading the nops policy: %s\n", strerror(-ret));
+		return ret;
+	}
+	v->link = bpf_map__attach_struct_ops(v->skel->maps.nops_ops);
+	if (!v->link) {
+		ret = -errno;
+		fprintf(stderr, "nop_chain: attaching the nops policy: %s\n", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static double run_bpf(struct bpf_variant *v, unsigned long n)
+{
+	struct nops__bss *b = v->skel->bss;
+	double start;
+	int ret;
+
+	b->nop_submitted = b->nop_completed = b->nop_bad_cqes = b->nop_steps = 0;
+	start = now_ms();
+	ret = iouring_bpf_ring_run(&v->ring);
+	if (ret)
+		return ret;
+	if (b->exit_error || b->nop_completed != n || b->nop_bad_cqes)
+		return -EIO;
+	return now_ms() - start;
+}
+
+static void bpf_variant_free(struct bpf_variant *v)
+{
+	bpf_link__destroy(v->link);
+	nops__destroy(v->skel);
+	iouring_bpf_ring_exit(&v->ring);
+}
+
+static void usage(FILE *f, const char *argv0)
+{
+	fprintf(f, "usage: %s [-n NOPS] [-r ROUNDS] [-j FILE.json]\n"
+		   "  -n NOPS    NOPs per run, even (default 200000)\n"
+		   "  -r ROUNDS  interleaved rounds, median reported (default 5)\n"
+		   "  -j FILE    also write the results as JSON\n", argv0);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = 200000;
+	int rounds = 5, opt, status = 1;
+	const char *json = NULL;
+	struct bpf_variant bpf1 = {}, bpf8 = {};
+	struct io_uring link_ring;
+	bool link_ring_ok = false;
+
+	while ((opt = getopt(argc, argv, "n:r:j:h")) != -1) {
+		switch (opt) {
+		case 'n': n = strtoul(optarg, NULL, 0); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'j': json = optarg; break;
+		case 'h': usage(stdout, argv[0]); return 0;
+		default: usage(stderr, argv[0]); return 2;
+		}
+	}
+	if (n < 2 || n % 2 || rounds < 1 || rounds > 100) {
+		usage(stderr, argv[0]);
+		return 2;
+	}
+
+	double t_link[100], t_b1[100], t_b8[100];
+	int ret = io_uring_queue_init(16, &link_ring, IORING_SETUP_SINGLE_ISSUER |
+							IORING_SETUP_DEFER_TASKRUN);
+	if (ret) {
+		fprintf(stderr, "nop_chain: io_uring_queue_init: %s\n", strerror(-ret));
+		goto out;
+	}
+	link_ring_ok = true;
+	if (bpf_variant_setup(&bpf1, n, 1) || bpf_variant_setup(&bpf8, n, 8))
+		goto out;
+
+	for (int r = 0; r < rounds; r++) {
+		t_link[r] = run_link2(&link_ring, n);
+		t_b1[r] = run_bpf(&bpf1, n);
+		t_b8[r] = run_bpf(&bpf8, n);
+		if (t_link[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0) {
+			fprintf(stderr, "nop_chain: round %d failed (%.0f %.0f %.0f)\n", r,
+				t_link[r], t_b1[r], t_b8[r]);
+			goto out;
+		}
+	}
+	double link2 = median(t_link, rounds), b1 = median(t_b1, rounds), b8 = median(t_b8, rounds);
+
+	printf("nop_chain: %lu NOPs per run, %d interleaved rounds, medians\n", n, rounds);
+	printf("  %-8s %12s %14s %9s\n", "variant", "time (ms)", "ns per NOP", "speedup");
+	printf("  %-8s %12.1f %14.1f %8.2fx\n", "2-LINK", link2, link2 * 1e6 / n, 1.0);
+	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-1", b1, b1 * 1e6 / n, link2 / b1);
+	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-8", b8, b8 * 1e6 / n, link2 / b8);
+
+	if (json) {
+		FILE *f = fopen(json, "w");
+
+		if (!f) {
+			fprintf(stderr, "nop_chain: %s: %s\n", json, strerror(errno));
+			goto out;
+		}
+		fprintf(f, "{\"n\": %lu, \"rounds\": %d, \"link2_ms\": %.3f, \"bpf1_ms\": %.3f, "
+			   "\"bpf8_ms\": %.3f, \"speedup_bpf1\": %.3f, \"speedup_bpf8\": %.3f}\n",
+			n, rounds, link2, b1, b8, link2 / b1, link2 / b8);
+		fclose(f);
+	}
+	status = 0;
+out:
+	bpf_variant_free(&bpf8);
+	bpf_variant_free(&bpf1);
+	if (link_ring_ok)
+		io_uring_queue_exit(&link_ring);
+	return status;
+}

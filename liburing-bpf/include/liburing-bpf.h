@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR MIT) */
+/*
+ * liburing-bpf: user-space side of iouring-bpf. This part: rings set up for
+ * a BPF event loop (io_uring_bpf_ops), and running that loop.
+ * All functions return 0 (or a count) on success and -errno on failure.
+ */
+#ifndef LIBURING_BPF_H
+#define LIBURING_BPF_H
+
+#include <stddef.h>
+#include <linux/io_uring.h>
+#include <iouring_bpf/geometry.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Setup flags that may be missing from older UAPI headers, including the
+ * private copy liburing ships (which shares the kernel header's include
+ * guard, so whichever comes first wins).
+ */
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY (1U << 16)
+#endif
+#ifndef IORING_SETUP_SQ_REWIND
+#define IORING_SETUP_SQ_REWIND (1U << 20)
+#endif
+
+/* What a ring driven by a BPF loop needs: the loop runs task work in the
+ * submitter (DEFER_TASKRUN, SINGLE_ISSUER) and writes SQEs from index 0. */
+#define IOURING_BPF_RING_FLAGS                                                 \
+	(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |             \
+	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND)
+
+struct iouring_bpf_ring {
+	int fd;
+	struct io_uring_params params;	/* as io_uring_setup() returned them */
+	void *ring_mem;			/* SQ/CQ ring header and CQEs */
+	size_t ring_mem_size;
+	struct io_uring_sqe *sqes;
+	size_t sqes_size;
+	/* for the policy's iou_geom global */
+	struct iouring_bpf_geometry geom;
+};
+
+int iouring_bpf_ring_init(struct iouring_bpf_ring *ring, unsigned int entries,
+			  unsigned int cq_entries, unsigned int flags);
+void iouring_bpf_ring_exit(struct iouring_bpf_ring *ring);
+int iouring_bpf_ring_run(struct iouring_bpf_ring *ring);
+int iouring_bpf_ring_register_mem(struct iouring_bpf_ring *ring, void *addr,
+				  size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,939 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The waitloop/ selftests: io_uring_bpf_ops on the patched 6.12 kernel.
+ * Usage: waitloop TEST (see the table at the end).
+ */
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <liburing-bpf.h>
+#include "selftest.h"
+#include "waitloop.skel.h"
+#include "verifier_reject.skel.h"
+#include "mainline_nops.skel.h"
+#include "nops.skel.h"
+
+#define LOOP_FLAGS IOURING_BPF_RING_FLAGS
+
+static unsigned int *cq_word(struct iouring_bpf_ring *r, __u32 off)
+{
+	return (unsigned int *)((char *)r->ring_mem + off);
+}
+
+/* io_uring_enter(GETEVENTS) on a bare fd, for threads. 0 or -errno. */
+static int ring_enter(int fd)
+{
+	int ret = syscall(__NR_io_uring_enter, fd, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* A ring for the loop plus a loaded waitloop skeleton. */
+struct fixture {
+	struct iouring_bpf_ring r;
+	struct waitloop *skel;
+};
+
+static int fixture_open(struct fixture *f, unsigned int entries, unsigned int cq_entries,
+			unsigned int flags)
+{
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	ret = iouring_bpf_ring_init(&f->r, entries, cq_entries, flags);
+	if (!CHECK_OK(ret, "io_uring_setup"))
+		return ret;
+	f->skel = waitloop__open();
+	if (!CHECK(f->skel, "waitloop__open: %s", strerror(errno)))
+		return -errno;
+	f->skel->rodata->iou_geom = f->r.geom;
+	return 0;
+}
+
+/*
+ * The kernel copies ring_fd when the struct_ops map is loaded, so every map
+ * points at the fixture's ring before load; attach() only picks the map.
+ */
+static int fixture_load(struct fixture *f)
+{
+	struct waitloop *k = f->skel;
+	int ret;
+
+	k->struct_ops.stop_ops->ring_fd = f->r.fd;
+	k->struct_ops.stop_ops2->ring_fd = f->r.fd;
+	k->struct_ops.copy_ops->ring_fd = f->r.fd;
+	k->struct_ops.sleeper_ops->ring_fd = f->r.fd;
+	k->struct_ops.overflow_ops->ring_fd = f->r.fd;
+	k->struct_ops.param_ops->ring_fd = f->r.fd;
+	ret = waitloop__load(k);
+
+	CHECK_OK(ret, "waitloop__load");
+	return ret;
+}
+
+static void fixture_close(struct fixture *f)
+{
+	waitloop__destroy(f->skel);
+	iouring_bpf_ring_exit(&f->r);
+}
+
+/* Attach one loaded struct_ops map; NULL and errno on failure. */
+static struct bpf_link *attach(struct bpf_map *map)
+{
+	return bpf_map__attach_struct_ops(map);
+}
+
+static int check_exit(struct fixture *f)
+{
+	if (!CHECK(f->skel->bss->exit_error == 0, "program stopped with %d at line %d",
+		   f->skel->bss->exit_error, f->skel->bss->exit_line))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+/* ---- tests */
+
+static int test_attach_detach(void)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.stop_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+
+	for (int i = 0; i < 3; i++) {
+		ret = ring_enter(f.r.fd);
+		if (!CHECK(ret == 0, "enter with program: %d", ret))
+			goto out;
+	}
+	if (!CHECK(f.skel->bss->stop_runs == 3, "program ran %llu times, want 3",
+		   (unsigned long long)f.skel->bss->stop_runs))
+		goto out;
+
+	ret = bpf_link__destroy(link);
+	link = NULL;
+	if (!CHECK_OK(ret, "bpf_link__destroy"))
+		goto out;
+	/* detached: enter is the plain syscall again, the program stays idle */
+	ret = ring_enter(f.r.fd);
+	if (!CHECK(ret == 0, "enter after detach: %d", ret) ||
+	    !CHECK(f.skel->bss->stop_runs == 3, "program ran after detach"))
+		goto out;
+
+	/* and the ring takes a program again */
+	link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
+	if (!CHECK(link, "re-attach: %s", strerror(errno)))
+		goto out;
+	ret = ring_enter(f.r.fd);
+	if (!CHECK(ret == 0 && f.skel->bss->stop_runs == 4, "re-attached program did not run"))
+		goto out;
+	printf("attached, ran 3 steps, detached, re-attached\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	return status;
+}
+
+static int run_nops(__u32 total, __u32 inflight)
+{
+	struct iouring_bpf_ring r;
+	struct nops *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 16, 0, LOOP_FLAGS), "ring setup"))
+		goto out;
+	skel = nops__open();
+	if (!CHECK(skel, "nops__open: %s", strerror(errno)))
+		goto out;
+	skel->rodata->iou_geom = r.geom;
+	skel->rodata->nop_total = total;
+	skel->rodata->nop_inflight = inflight;
+	skel->struct_ops.nops_ops->ring_fd = r.fd;
+	if (!CHECK_OK(nops__load(skel), "nops__load"))
+		goto out;
+	link = attach(skel->maps.nops_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+
+	ret = iouring_bpf_ring_run(&r);
+	struct nops__bss *b = skel->bss;
+	if (!CHECK(ret == 0, "enter: %d", ret) ||
+	    !CHECK(b->exit_error == 0, "policy stopped with %d", b->exit_error) ||
+	    !CHECK(b->nop_submitted == total && b->nop_completed == total,
+		   "submitted %llu completed %llu, want %u",
+		   (unsigned long long)b->nop_submitted,
+		   (unsigned long long)b->nop_completed, total) ||
+	    !CHECK(b->nop_bad_cqes == 0, "%llu bad CQEs", (unsigned long long)b->nop_bad_cqes))
+		goto out;
+	/* the policy consumed everything it was given */
+	if (!CHECK(*cq_word(&r, r.params.cq_off.head) == *cq_word(&r, r.params.cq_off.tail),
+		   "CQEs left in the ring"))
+		goto out;
+	printf("%u NOPs, %u in flight: all completed in one io_uring_enter, %llu steps\n",
+	       total, inflight, (unsigned long long)b->nop_steps);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	nops__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+static int test_nops(void)
+{
+	return run_nops(1000, 8);
+}
+
+static int fill_random(int fd, size_t size)
+{
+	char buf[4096];
+	unsigned int seed = 12345;
+
+	for (size_t done = 0; done < size; done += sizeof(buf)) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = rand_r(&seed);
+		size_t n = size - done < sizeof(buf) ? size - done : sizeof(buf);
+		if (pwrite(fd, buf, n, done) != (ssize_t)n)
+			return -errno;
+	}
+	return 0;
+}
+
+static int files_equal(int a, int b, size_t size)
+{
+	char ba[65536], bb[65536];
+
+	for (size_t off = 0; off < size; off += sizeof(ba)) {
+		size_t n = size - off < sizeof(ba) ? size - off : sizeof(ba);
+		if (pread(a, ba, n, off) != (ssize_t)n || pread(b, bb, n, off) != (ssize_t)n)
+			return 0;
+		if (memcmp(ba, bb, n))
+			return 0;
+	}
+	return 1;
+}
+
+static int test_copy(void)
+{
+	/* not a multiple of the block: the last read is short */
+	const size_t size = 3 * 1024 * 1024 + 12345;
+	const __u32 block = 65536, nslots = 4;
+	char src_path[] = "/tmp/waitloop-src-XXXXXX", dst_path[] = "/tmp/waitloop-dst-XXXXXX";
+	int src = mkstemp(src_path), dst = mkstemp(dst_path);
+	struct fixture f = {};
+	struct bpf_link *link = NULL;
+	void *buf = NULL;
+	int ret, status = KSFT_FAIL;
+	struct stat st;
+
+	if (!CHECK(src >= 0 && dst >= 0, "mkstemp: %s", strerror(errno)))
+		goto out;
+	unlink(src_path);
+	unlink(dst_path);
+	if (!CHECK_OK(fill_random(src, size), "fill source"))
+		goto out;
+	buf = aligned_alloc(4096, (size_t)block * nslots);
+
+	if (fixture_open(&f, 16, 0, LOOP_FLAGS))
+		goto out;
+	f.skel->rodata->copy_src_fd = src;
+	f.skel->rodata->copy_dst_fd = dst;
+	f.skel->rodata->copy_size = size;
+	f.skel->rodata->copy_buf = (uintptr_t)buf;
+	f.skel->rodata->copy_block = block;
+	f.skel->rodata->copy_slots = nslots;
+	if (fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.copy_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+
+	ret = ring_enter(f.r.fd);
+	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f))
+		goto out;
+	if (!CHECK(fstat(dst, &st) == 0 && (size_t)st.st_size == size,
+		   "destination is %lld bytes, want %zu", (long long)st.st_size, size) ||
+	    !CHECK(files_equal(src, dst, size), "destination differs from source"))
+		goto out;
+	printf("copied %zu bytes: %llu reads, %llu writes, byte-for-byte equal\n", size,
+	       (unsigned long long)f.skel->bss->copy_reads,
+	       (unsigned long long)f.skel->bss->copy_writes);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	if (f.skel)
+		fixture_close(&f);
+	free(buf);
+	if (src >= 0)
+		close(src);
+	if (dst >= 0)
+		close(dst);
+	return status;
+}
+
+/* Attaching to a ring with these setup flags must fail with want_err. */
+static int expect_refusal(unsigned int flags, int want_err, const char *what)
+{
+	struct fixture f;
+	struct bpf_link *link;
+	int status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, flags) || fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.stop_ops);
+	if (!CHECK(!link, "%s: attach succeeded", what)) {
+		bpf_link__destroy(link);
+		goto out;
+	}
+	if (!CHECK(errno == want_err, "%s: errno %d (%s), want %d (%s)", what, errno,
+		   strerror(errno), want_err, strerror(want_err)))
+		goto out;
+	printf("%s: refused with %s\n", what, strerror(want_err));
+	status = KSFT_PASS;
+out:
+	fixture_close(&f);
+	return status;
+}
+
+static int test_refuse_no_defer(void)
+{
+	return expect_refusal(IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND, EOPNOTSUPP,
+			      "ring without DEFER_TASKRUN");
+}
+
+static int test_refuse_sqpoll(void)
+{
+	return expect_refusal(IORING_SETUP_SQPOLL | IORING_SETUP_NO_SQARRAY, EOPNOTSUPP,
+			      "SQPOLL ring");
+}
+
+static int test_refuse_iopoll(void)
+{
+	return expect_refusal(LOOP_FLAGS | IORING_SETUP_IOPOLL, EOPNOTSUPP, "IOPOLL ring");
+}
+
+static int test_refuse_second(void)
+{
+	struct fixture f;
+	struct iouring_bpf_ring other = { .fd = -1 };
+	struct bpf_link *first = NULL, *second = NULL;
+	int first_dup = -1, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	first = attach(f.skel->maps.stop_ops);
+	if (!CHECK(first, "first attach: %s", strerror(errno)))
+		goto out;
+	second = attach(f.skel->maps.stop_ops2);
+	if (!CHECK(!second && errno == EBUSY, "second program: %s, want EBUSY",
+		   second ? "attached" : strerror(errno)))
+		goto out;
+
+	/*
+	 * The same map cannot drive a second ring either. Its ring_fd is
+	 * fixed at load, so put the second ring behind that fd number (the
+	 * first stays open through a duplicate).
+	 */
+	if (!CHECK_OK(iouring_bpf_ring_init(&other, 8, 0, LOOP_FLAGS), "second ring"))
+		goto out;
+	first_dup = dup(f.r.fd);
+	if (!CHECK(first_dup >= 0 && dup2(other.fd, f.r.fd) == f.r.fd, "dup: %s",
+		   strerror(errno)))
+		goto out;
+	second = attach(f.skel->maps.stop_ops);
+	if (!CHECK(!second && errno == EBUSY, "one map on two rings: %s, want EBUSY",
+		   second ? "attached" : strerror(errno)))
+		goto out;
+	/* and back: the first ring at its number again */
+	if (!CHECK(dup2(first_dup, f.r.fd) == f.r.fd, "dup2 back: %s", strerror(errno)))
+		goto out;
+
+	/* the first program still runs */
+	if (!CHECK(ring_enter(f.r.fd) == 0 && f.skel->bss->stop_runs == 1,
+		   "first program no longer runs"))
+		goto out;
+	printf("second program and second ring refused with EBUSY; first still runs\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(second);
+	bpf_link__destroy(first);
+	if (first_dup >= 0)
+		close(first_dup);
+	iouring_bpf_ring_exit(&other);
+	fixture_close(&f);
+	return status;
+}
+
+static void *enter_thread(void *arg)
+{
+	return (void *)(intptr_t)ring_enter(*(int *)arg);
+}
+
+static int test_refuse_thread(void)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	pthread_t t;
+	void *res;
+	int status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.stop_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	pthread_create(&t, NULL, enter_thread, &f.r.fd);
+	pthread_join(t, &res);
+	if (!CHECK((intptr_t)res == -EEXIST, "enter from another thread: %d, want -EEXIST",
+		   (int)(intptr_t)res) ||
+	    !CHECK(f.skel->bss->stop_runs == 0, "program ran for a non-submitter"))
+		goto out;
+	printf("non-submitter thread refused with EEXIST\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	return status;
+}
+
+static int test_ring_closed(void)
+{
+	struct fixture f;
+	struct bpf_link *old_link = NULL, *new_link = NULL;
+	struct iouring_bpf_ring fresh = { .fd = -1 };
+	int ret, tries, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	old_link = attach(f.skel->maps.stop_ops);
+	if (!CHECK(old_link, "attach: %s", strerror(errno)))
+		goto out;
+	if (!CHECK(ring_enter(f.r.fd) == 0, "enter"))
+		goto out;
+
+	/*
+	 * Close the ring with the program attached. Its teardown runs
+	 * asynchronously and detaches the program; until then the map is
+	 * still bound to it and a new ring gets EBUSY.
+	 */
+	int old_fd = f.r.fd;
+
+	iouring_bpf_ring_exit(&f.r);
+	if (!CHECK_OK(iouring_bpf_ring_init(&fresh, 8, 0, LOOP_FLAGS), "new ring"))
+		goto out;
+	/* the map's ring_fd was fixed at load: give the new ring that number */
+	if (fresh.fd != old_fd) {
+		if (!CHECK(dup2(fresh.fd, old_fd) == old_fd, "dup2: %s", strerror(errno)))
+			goto out;
+		close(fresh.fd);
+		fresh.fd = old_fd;
+	}
+	for (tries = 0; tries < 200; tries++) {
+		new_link = attach(f.skel->maps.stop_ops);
+		if (new_link || errno != EBUSY)
+			break;
+		usleep(50 * 1000);
+	}
+	if (!CHECK(new_link, "map still bound to the closed ring after 10 s: %s",
+		   strerror(errno)))
+		goto out;
+
+	/* the stale link goes; it must not take the new ring's program */
+	ret = bpf_link__destroy(old_link);
+	old_link = NULL;
+	if (!CHECK_OK(ret, "destroying the link of the freed ring"))
+		goto out;
+	ret = ring_enter(fresh.fd);
+	if (!CHECK(ret == 0 && f.skel->bss->stop_runs == 2,
+		   "new ring lost its program when the stale link went (%d, runs %llu)", ret,
+		   (unsigned long long)f.skel->bss->stop_runs))
+		goto out;
+	printf("ring closed while attached: detached by teardown; stale link destroyed safely\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(new_link);
+	bpf_link__destroy(old_link);
+	iouring_bpf_ring_exit(&fresh);
+	fixture_close(&f);
+	return status;
+}
+
+struct delayed {
+	struct bpf_link *link;
+	pthread_t target;
+	int delay_ms;
+	int destroy_ret;
+};
+
+static void *destroy_later(void *arg)
+{
+	struct delayed *d = arg;
+
+	usleep(d->delay_ms * 1000);
+	d->destroy_ret = bpf_link__destroy(d->link);
+	return NULL;
+}
+
+/* A hang here would be the bug; the alarm turns it into a failure. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "FAIL: io_uring_enter still blocked after 60 s\n";
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(KSFT_FAIL);
+}
+
+static int test_detach_sleeping(void)
+{
+	struct fixture f;
+	struct delayed d = { .delay_ms = 300 };
+	pthread_t t;
+	int ret, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS))
+		goto out;
+	f.skel->rodata->sleep_mode = 0;
+	if (fixture_load(&f))
+		goto out;
+	d.link = attach(f.skel->maps.sleeper_ops);
+	if (!CHECK(d.link, "attach: %s", strerror(errno)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, destroy_later, &d);
+	ret = ring_enter(f.r.fd);	/* sleeps until the link goes */
+	alarm(0);
+	pthread_join(t, NULL);
+	if (!CHECK_OK(d.destroy_ret, "bpf_link__destroy") ||
+	    !CHECK(ret == -EFAULT, "enter returned %d, want -EFAULT (program detached)", ret) ||
+	    !CHECK(f.skel->bss->sleep_steps >= 1, "program never ran"))
+		goto out;
+	/* the ring works without the program */
+	if (!CHECK(ring_enter(f.r.fd) == 0, "enter after detach"))
+		goto out;
+	printf("link destroyed from another thread: sleeping loop returned EFAULT after %llu steps\n",
+	       (unsigned long long)f.skel->bss->sleep_steps);
+	status = KSFT_PASS;
+out:
+	fixture_close(&f);
+	return status;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *signal_later(void *arg)
+{
+	struct delayed *d = arg;
+
+	usleep(d->delay_ms * 1000);
+	pthread_kill(d->target, SIGUSR1);
+	return NULL;
+}
+
+static int test_signal(void)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	struct delayed d = { .delay_ms = 300, .target = pthread_self() };
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	pthread_t t;
+	int ret, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.sleeper_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, signal_later, &d);
+	ret = ring_enter(f.r.fd);
+	alarm(0);
+	pthread_join(t, NULL);
+	if (!CHECK(ret == -EINTR, "enter returned %d, want -EINTR", ret) ||
+	    !CHECK(f.skel->bss->sleep_timed_out == 0, "a wait without timeout timed out") ||
+	    check_exit(&f))
+		goto out;
+	printf("signal interrupted the sleeping loop: EINTR after %llu steps\n",
+	       (unsigned long long)f.skel->bss->sleep_steps);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	return status;
+}
+
+static int test_cq_overflow(void)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+	const __u32 total = 20;
+
+	/* 4 SQEs, 4 CQEs: 20 NOPs overflow the CQ five times over */
+	if (fixture_open(&f, 4, 4, LOOP_FLAGS))
+		goto out;
+	f.skel->rodata->ovf_total = total;
+	if (fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.overflow_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = ring_enter(f.r.fd);
+	struct waitloop__bss *b = f.skel->bss;
+	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f) ||
+	    !CHECK(b->ovf_completed == total, "received %llu CQEs, want %u",
+		   (unsigned long long)b->ovf_completed, total) ||
+	    !CHECK(b->ovf_bad_cqes == 0, "%llu CQEs out of order or failed",
+		   (unsigned long long)b->ovf_bad_cqes) ||
+	    !CHECK(b->ovf_max_ready == f.r.params.cq_entries, "CQ never filled (max %llu of %u)",
+		   (unsigned long long)b->ovf_max_ready, f.r.params.cq_entries) ||
+	    !CHECK(*cq_word(&f.r, f.r.params.cq_off.overflow) == 0, "%u CQEs dropped",
+		   *cq_word(&f.r, f.r.params.cq_off.overflow)))
+		goto out;
+	printf("%u CQEs through a %u-entry CQ: overflow flushed in order, none lost\n", total,
+	       f.r.params.cq_entries);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	return status;
+}
+
+static int run_timeout(__u32 mode, const char *what)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS))
+		goto out;
+	f.skel->rodata->sleep_mode = mode;
+	f.skel->rodata->sleep_timeout_ns = 20 * 1000 * 1000;
+	if (fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.sleeper_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	ret = ring_enter(f.r.fd);
+	alarm(0);
+	if (!CHECK(ret == 0, "%s: enter returned %d", what, ret) || check_exit(&f) ||
+	    !CHECK(f.skel->bss->sleep_timed_out == 1, "%s: IOU_LOOP_WAIT_TIMED_OUT not reported",
+		   what) ||
+	    !CHECK(f.skel->bss->sleep_first_step_seen == 1, "lp->step was 0 %llu times, want 1",
+		   (unsigned long long)f.skel->bss->sleep_first_step_seen))
+		goto out;
+	printf("%s timeout fired and reported IOU_LOOP_WAIT_TIMED_OUT after %llu steps\n", what,
+	       (unsigned long long)f.skel->bss->sleep_steps);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	return status;
+}
+
+static int test_timeout(void)
+{
+	if (run_timeout(1, "relative"))
+		return KSFT_FAIL;
+	return run_timeout(2, "absolute");
+}
+
+static int register_region(int fd, void *addr, __u64 size, __u32 rd_flags, __u64 reg_flags)
+{
+	struct io_uring_region_desc rd = {
+		.user_addr = (uintptr_t)addr, .size = size, .flags = rd_flags,
+	};
+	struct io_uring_mem_region_reg reg = {
+		.region_uptr = (uintptr_t)&rd, .flags = reg_flags,
+	};
+	int ret = syscall(__NR_io_uring_register, fd, IORING_REGISTER_MEM_REGION, &reg, 1);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int test_param_region(void)
+{
+	struct fixture f;
+	struct bpf_link *link = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 *area = aligned_alloc(page, 2 * page);
+	int ret, status = KSFT_FAIL;
+
+	memset(area, 0, 2 * page);
+	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
+		goto out;
+	link = attach(f.skel->maps.param_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+
+	/* no region yet: the kfunc returns NULL and the program says so */
+	if (!CHECK(ring_enter(f.r.fd) == 0 && f.skel->bss->exit_error == -ENOENT,
+		   "program found a region before one was registered"))
+		goto out;
+	f.skel->bss->exit_error = 0;
+
+	struct { int rd_flags, reg_flags; void *addr; __u64 size; int err; const char *what; }
+	bad[] = {
+		{ 1, 0, (char *)area + 1, page, -EINVAL, "unaligned address" },
+		{ 1, 0, area, page / 2, -EINVAL, "unaligned size" },
+		{ 1, 0, area, 0, -EINVAL, "zero size" },
+		{ 1, 0, NULL, page, -EFAULT, "NULL user memory" },
+		{ 0, 0, NULL, page, -EOPNOTSUPP, "kernel-allocated region" },
+		{ 1, 1, area, page, -EOPNOTSUPP, "registered wait arguments" },
+		{ 3, 0, area, page, -EINVAL, "unknown region flag" },
+		{ 1, 4, area, page, -EINVAL, "unknown register flag" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ret = register_region(f.r.fd, bad[i].addr, bad[i].size, bad[i].rd_flags,
+				      bad[i].reg_flags);
+		if (!CHECK(ret == bad[i].err, "%s: %d, want %d", bad[i].what, ret, bad[i].err))
+			goto out;
+	}
+
+	ret = register_region(f.r.fd, area, 2 * page, IORING_MEM_REGION_TYPE_USER, 0);
+	if (!CHECK_OK(ret, "register region"))
+		goto out;
+	ret = register_region(f.r.fd, area, page, IORING_MEM_REGION_TYPE_USER, 0);
+	if (!CHECK(ret == -EBUSY, "second region: %d, want -EBUSY", ret))
+		goto out;
+
+	area[0] = 41;
+	ret = ring_enter(f.r.fd);
+	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f) ||
+	    !CHECK(area[1] == 124, "program wrote %llu, want 124", (unsigned long long)area[1]))
+		goto out;
+	printf("parameter region: 8 bad registrations refused, program read 41 and wrote 124\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	fixture_close(&f);
+	free(area);
+	return status;
+}
+
+static int test_sq_rewind(void)
+{
+	struct iouring_bpf_ring r = { .fd = -1 };
+	int ret, status = KSFT_FAIL;
+	struct io_uring_params p = { .flags = IORING_SETUP_SQ_REWIND };
+
+	ret = syscall(__NR_io_uring_setup, 8, &p);
+	if (!CHECK(ret < 0 && errno == EINVAL, "SQ_REWIND without NO_SQARRAY: %d", ret))
+		goto out;
+	p = (struct io_uring_params){ .flags = IORING_SETUP_SQ_REWIND | IORING_SETUP_NO_SQARRAY |
+						IORING_SETUP_SQPOLL };
+	ret = syscall(__NR_io_uring_setup, 8, &p);
+	if (!CHECK(ret < 0 && errno == EINVAL, "SQ_REWIND with SQPOLL: %d", ret))
+		goto out;
+
+	/* user space submits twice from index 0, never moving head or tail */
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, IORING_SETUP_SQ_REWIND | IORING_SETUP_NO_SQARRAY),
+		      "setup"))
+		goto out;
+	struct io_uring_sqe *sqes = r.sqes;
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3; i++) {
+			memset(&sqes[i], 0, sizeof(sqes[i]));
+			sqes[i].opcode = IORING_OP_NOP;
+			sqes[i].user_data = round * 10 + i;
+		}
+		ret = syscall(__NR_io_uring_enter, r.fd, 3, 0, 0, NULL, 0);
+		if (!CHECK(ret == 3, "round %d submitted %d, want 3", round, ret))
+			goto out;
+	}
+	struct io_uring_cqe *cqes = (void *)((char *)r.ring_mem + r.params.cq_off.cqes);
+	unsigned int tail = *cq_word(&r, r.params.cq_off.tail);
+	if (!CHECK(tail == 6, "%u CQEs, want 6", tail) ||
+	    !CHECK(cqes[3].user_data == 10 && cqes[5].user_data == 12,
+		   "second round did not re-read SQEs 0-2") ||
+	    !CHECK(*cq_word(&r, r.params.sq_off.head) == 0 && *cq_word(&r, r.params.sq_off.tail) == 0,
+		   "SQ head/tail moved"))
+		goto out;
+	printf("SQ_REWIND: flag checks hold, two submissions both read SQEs 0-2\n");
+	status = KSFT_PASS;
+out:
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+/* Load one program of verifier_reject.bpf.o; it must fail naming `want`. */
+static int expect_verifier_reject(const char *prog_name, const char *want)
+{
+	static char log[64 * 1024];
+	struct verifier_reject *skel = verifier_reject__open();
+	struct bpf_program *prog, *target = NULL;
+	struct bpf_map *map;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK(skel, "open: %s", strerror(errno)))
+		return KSFT_FAIL;
+	bpf_object__for_each_program(prog, skel->obj) {
+		int mine = !strcmp(bpf_program__name(prog), prog_name);
+
+		bpf_program__set_autoload(prog, mine);
+		if (mine)
+			target = prog;
+	}
+	/* each program has its map, named after it */
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
+			bpf_map__set_autocreate(map, !strncmp(bpf_map__name(map), prog_name,
+							      strlen(prog_name)) &&
+						!strcmp(bpf_map__name(map) + strlen(prog_name), "_ops"));
+	}
+	if (!CHECK(target, "no program %s", prog_name))
+		goto out;
+	log[0] = 0;
+	bpf_program__set_log_buf(target, log, sizeof(log));
+	ret = verifier_reject__load(skel);
+	if (!CHECK(ret < 0, "%s loaded, but the verifier must reject it", prog_name))
+		goto out;
+	if (!CHECK(strstr(log, want), "%s: verifier log lacks \"%s\"; log:\n%s", prog_name,
+		   want, log))
+		goto out;
+	printf("%s rejected: \"%s\"\n", prog_name, want);
+	status = KSFT_PASS;
+out:
+	verifier_reject__destroy(skel);
+	return status;
+}
+
+static int test_verifier_write_ctx(void)
+{
+	return expect_verifier_reject("write_ctx", "io_uring_bpf_ops: io_ring_ctx is read-only");
+}
+
+static int test_verifier_write_step(void)
+{
+	return expect_verifier_reject("write_step",
+				      "iou_loop_params offset 16 size 8 is read-only");
+}
+
+static int test_verifier_region_past_size(void)
+{
+	return expect_verifier_reject("region_past_size",
+				      "invalid access to memory, mem_size=64 off=64 size=1");
+}
+
+static int test_verifier_region_nonconst(void)
+{
+	return expect_verifier_reject("region_nonconst", "R3 is not a const");
+}
+
+static int test_mainline_only(void)
+{
+	struct iouring_bpf_ring r;
+	struct mainline_nops *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		goto out;
+	skel = mainline_nops__open();
+	if (!CHECK(skel, "open: %s", strerror(errno)))
+		goto out;
+	skel->rodata->cq_head_off = r.params.cq_off.head;
+	skel->rodata->cq_tail_off = r.params.cq_off.tail;
+	skel->rodata->cqes_off = r.params.cq_off.cqes;
+	skel->rodata->cq_mask = r.params.cq_entries - 1;
+	skel->rodata->cq_size = r.geom.cq_region_size;
+	skel->rodata->sq_size = r.geom.sq_region_size;
+	skel->rodata->total = 100;
+	skel->struct_ops.mainline_ops->ring_fd = r.fd;
+	if (!CHECK_OK(mainline_nops__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.mainline_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = ring_enter(r.fd);
+	if (!CHECK(ret == 0, "enter: %d", ret) ||
+	    !CHECK(skel->bss->done == 100 && skel->bss->bad == 0, "done %u bad %u",
+		   skel->bss->done, skel->bss->bad))
+		goto out;
+	printf("mainline-only program ran 100 NOPs unchanged\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	mainline_nops__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} tests[] = {
+	{ "attach-detach", test_attach_detach },
+	{ "nop-loop", test_nops },
+	{ "copy", test_copy },
+	{ "refuse-no-defer-taskrun", test_refuse_no_defer },
+	{ "refuse-sqpoll", test_refuse_sqpoll },
+	{ "refuse-iopoll", test_refuse_iopoll },
+	{ "refuse-second-program", test_refuse_second },
+	{ "refuse-non-submitter", test_refuse_thread },
+	{ "ring-closed-attached", test_ring_closed },
+	{ "detach-while-sleeping", test_detach_sleeping },
+	{ "signal-eintr", test_signal },
+	{ "cq-overflow", test_cq_overflow },
+	{ "timeout", test_timeout },
+	{ "param-region", test_param_region },
+	{ "sq-rewind", test_sq_rewind },
+	{ "verifier-write-ctx", test_verifier_write_ctx },
+	{ "verifier-write-readonly-param", test_verifier_write_step },
+	{ "verifier-region-past-size", test_verifier_region_past_size },
+	{ "verifier-region-nonconst-size", test_verifier_region_nonconst },
+	{ "mainline-only", test_mainline_only },
+};
+
+/* Quiet libbpf unless a test fails; the verifier tests expect errors. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || getenv("WAITLOOP_QUIET_LIBBPF"))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--list")) {
+		for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+			printf("%s\n", tests[i].name);
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s TEST | --list\n", argv[0]);
+		return KSFT_FAIL;
+	}
+	libbpf_set_print(libbpf_print);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!strcmp(argv[1], tests[i].name))
+			return tests[i].fn();
+	fprintf(stderr, "unknown test %s\n", argv[1]);
+	return KSFT_FAIL;
+}
