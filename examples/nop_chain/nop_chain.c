@@ -6,6 +6,7 @@
  *           io_uring_submit_and_wait(2) per pair (liburing, no BPF)
  *   BPF-1   the nops policy, one NOP in flight, all inside one io_uring_enter()
  *   BPF-8   the same with 8 NOPs in flight
+ *   (BPF-0  the same policy taking N steps with no I/O: the loop's own cost)
  *
  * Same N for each, interleaved rounds, medians. Prints a table and writes
  * JSON: {"n", "rounds", "link2_ms", "bpf1_ms", "bpf8_ms", "speedup_bpf1",
@@ -118,7 +119,8 @@ static double run_bpf(struct bpf_variant *v, unsigned long n)
 	ret = iouring_bpf_ring_run(&v->ring);
 	if (ret)
 		return ret;
-	if (b->exit_error || b->nop_completed != n || b->nop_bad_cqes)
+	if (b->exit_error || b->nop_bad_cqes ||
+	    (v->skel->rodata->nop_inflight ? b->nop_completed != n : b->nop_steps != n))
 		return -EIO;
 	return now_ms() - start;
 }
@@ -143,7 +145,7 @@ int main(int argc, char **argv)
 	unsigned long n = 200000;
 	int rounds = 5, opt, status = 1;
 	const char *json = NULL;
-	struct bpf_variant bpf1 = {}, bpf8 = {};
+	struct bpf_variant bpf0 = {}, bpf1 = {}, bpf8 = {};
 	struct io_uring link_ring;
 	bool link_ring_ok = false;
 
@@ -161,7 +163,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	double t_link[100], t_b1[100], t_b8[100];
+	double t_link[100], t_b0[100], t_b1[100], t_b8[100];
 	int ret = io_uring_queue_init(16, &link_ring, IORING_SETUP_SINGLE_ISSUER |
 							IORING_SETUP_DEFER_TASKRUN);
 	if (ret) {
@@ -169,26 +171,30 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	link_ring_ok = true;
-	if (bpf_variant_setup(&bpf1, n, 1) || bpf_variant_setup(&bpf8, n, 8))
+	if (bpf_variant_setup(&bpf0, n, 0) || bpf_variant_setup(&bpf1, n, 1) ||
+	    bpf_variant_setup(&bpf8, n, 8))
 		goto out;
 
 	for (int r = 0; r < rounds; r++) {
 		t_link[r] = run_link2(&link_ring, n);
+		t_b0[r] = run_bpf(&bpf0, n);
 		t_b1[r] = run_bpf(&bpf1, n);
 		t_b8[r] = run_bpf(&bpf8, n);
-		if (t_link[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0) {
+		if (t_link[r] < 0 || t_b0[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0) {
 			fprintf(stderr, "nop_chain: round %d failed (%.0f %.0f %.0f)\n", r,
 				t_link[r], t_b1[r], t_b8[r]);
 			goto out;
 		}
 	}
-	double link2 = median(t_link, rounds), b1 = median(t_b1, rounds), b8 = median(t_b8, rounds);
+	double link2 = median(t_link, rounds), b0 = median(t_b0, rounds);
+	double b1 = median(t_b1, rounds), b8 = median(t_b8, rounds);
 
 	printf("nop_chain: %lu NOPs per run, %d interleaved rounds, medians\n", n, rounds);
 	printf("  %-8s %12s %14s %9s\n", "variant", "time (ms)", "ns per NOP", "speedup");
 	printf("  %-8s %12.1f %14.1f %8.2fx\n", "2-LINK", link2, link2 * 1e6 / n, 1.0);
 	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-1", b1, b1 * 1e6 / n, link2 / b1);
 	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-8", b8, b8 * 1e6 / n, link2 / b8);
+	printf("  (BPF-0: %lu empty loop steps, no I/O: %.1f ns per step)\n", n, b0 * 1e6 / n);
 
 	if (json) {
 		FILE *f = fopen(json, "w");
@@ -206,6 +212,7 @@ int main(int argc, char **argv)
 out:
 	bpf_variant_free(&bpf8);
 	bpf_variant_free(&bpf1);
+	bpf_variant_free(&bpf0);
 	if (link_ring_ok)
 		io_uring_queue_exit(&link_ring);
 	return status;
