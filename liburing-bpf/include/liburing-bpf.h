@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <linux/io_uring.h>
 #include <iouring_bpf/geometry.h>
+#include <iouring_bpf/dag.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,23 @@ void iouring_bpf_ring_exit(struct iouring_bpf_ring *ring);
 int iouring_bpf_ring_run(struct iouring_bpf_ring *ring);
 int iouring_bpf_ring_register_mem(struct iouring_bpf_ring *ring, void *addr,
 				  size_t size);
+
+/*
+ * DAG builder for bpf/policies/dag: nodes are SQE templates, edges carry a
+ * condition (enum iou_dag_cond). Errors are -errno; the reason in words is
+ * iouring_bpf_dag_strerror().
+ */
+struct iouring_bpf_dag;
+
+struct iouring_bpf_dag *iouring_bpf_dag_new(void);
+void iouring_bpf_dag_free(struct iouring_bpf_dag *dag);
+int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iou_dag_node *tmpl);
+int iouring_bpf_dag_add_edge(struct iouring_bpf_dag *dag, unsigned int parent,
+			     unsigned int child, enum iou_dag_cond cond);
+int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nodes,
+			   unsigned int max_nodes, struct iou_dag_edge *edges,
+			   unsigned int max_edges, __u32 *nr_nodes);
+const char *iouring_bpf_dag_strerror(const struct iouring_bpf_dag *dag);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lib/dag-builder (host): the DAG builder refuses bad graphs with -EINVAL
+ * and a message that names the problem, and lays good ones out as the BPF
+ * scheduler reads them.
+ */
+#include <stdlib.h>
+#include <liburing-bpf.h>
+#include "selftest.h"
+
+static struct iou_dag_node nodes[IOU_DAG_MAX_NODES];
+static struct iou_dag_edge edges[IOU_DAG_MAX_EDGES];
+
+static struct iouring_bpf_dag *dag_with(unsigned int n)
+{
+	struct iouring_bpf_dag *dag = iouring_bpf_dag_new();
+	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+
+	for (unsigned int i = 0; dag && i < n; i++)
+		if (iouring_bpf_dag_add_node(dag, &nop) != (int)i)
+			return NULL;
+	return dag;
+}
+
+/* ret must be err, and the message must contain want. */
+static int expect(struct iouring_bpf_dag *dag, int ret, int err, const char *want,
+		  const char *what)
+{
+	const char *msg = iouring_bpf_dag_strerror(dag);
+
+	if (!CHECK(ret == err, "%s: returned %d, want %d", what, ret, err) ||
+	    !CHECK(strstr(msg, want), "%s: message \"%s\" lacks \"%s\"", what, msg, want))
+		return 0;
+	printf("%-22s %d: %s\n", what, ret, msg);
+	return 1;
+}
+
+int main(void)
+{
+	struct iouring_bpf_dag *dag;
+	__u32 nr = 0;
+	int ok = 1;
+
+	/* a diamond exports as CSR: 0 -> {1, 2} -> 3 */
+	dag = dag_with(4);
+	ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, 0, 1, IOU_DAG_ON_SUCCESS), "edge 0-1");
+	ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, 0, 2, IOU_DAG_ALWAYS), "edge 0-2");
+	ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, 1, 3, IOU_DAG_ON_SUCCESS), "edge 1-3");
+	ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, 2, 3, IOU_DAG_ON_FAILURE), "edge 2-3");
+	ok &= CHECK_OK(iouring_bpf_dag_export(dag, nodes, IOU_DAG_MAX_NODES, edges,
+					      IOU_DAG_MAX_EDGES, &nr), "export");
+	ok &= CHECK(nr == 4 && nodes[0].nr_out == 2 && nodes[0].nr_in == 0 &&
+		    nodes[3].nr_in == 2 && nodes[3].nr_out == 0, "diamond counts");
+	ok &= CHECK(edges[nodes[0].first_out].child == 1 &&
+		    edges[nodes[0].first_out + 1].child == 2 &&
+		    edges[nodes[0].first_out + 1].cond == IOU_DAG_ALWAYS &&
+		    edges[nodes[2].first_out].child == 3 &&
+		    edges[nodes[2].first_out].cond == IOU_DAG_ON_FAILURE, "diamond edges");
+	/* errors */
+	ok &= expect(dag, iouring_bpf_dag_add_edge(dag, 1, 7, IOU_DAG_ON_SUCCESS), -EINVAL,
+		     "names node 7, which does not exist", "dangling edge");
+	ok &= expect(dag, iouring_bpf_dag_add_edge(dag, 2, 2, IOU_DAG_ALWAYS), -EINVAL,
+		     "cannot depend on itself", "self edge");
+	ok &= expect(dag, iouring_bpf_dag_add_edge(dag, 0, 1, IOU_DAG_ALWAYS), -EINVAL,
+		     "added twice", "duplicate edge");
+	ok &= expect(dag, iouring_bpf_dag_add_edge(dag, 1, 2, 9), -EINVAL,
+		     "unknown condition 9", "bad condition");
+	ok &= expect(dag, iouring_bpf_dag_export(dag, nodes, 3, edges, IOU_DAG_MAX_EDGES, &nr),
+		     -ENOSPC, "do not fit", "export too small");
+	/* 3 -> 0 closes a cycle through the diamond */
+	ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, 3, 0, IOU_DAG_ALWAYS), "edge 3-0");
+	ok &= expect(dag, iouring_bpf_dag_export(dag, nodes, IOU_DAG_MAX_NODES, edges,
+						 IOU_DAG_MAX_EDGES, &nr),
+		     -EINVAL, "has a cycle", "cycle");
+	iouring_bpf_dag_free(dag);
+
+	/* in-edge limit */
+	dag = dag_with(IOU_DAG_MAX_IN_EDGES + 2);
+	for (unsigned int i = 1; i <= IOU_DAG_MAX_IN_EDGES; i++)
+		ok &= CHECK_OK(iouring_bpf_dag_add_edge(dag, i, 0, IOU_DAG_ALWAYS), "in-edge");
+	ok &= expect(dag, iouring_bpf_dag_add_edge(dag, IOU_DAG_MAX_IN_EDGES + 1, 0,
+						   IOU_DAG_ALWAYS),
+		     -EINVAL, "already has 16 in-edges", "17th in-edge");
+	iouring_bpf_dag_free(dag);
+
+	/* node limit */
+	dag = dag_with(IOU_DAG_MAX_NODES);
+	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+	ok &= CHECK(dag, "4096 nodes accepted");
+	ok &= expect(dag, iouring_bpf_dag_add_node(dag, &nop), -EINVAL, "at most 4096",
+		     "node 4097");
+	iouring_bpf_dag_free(dag);
+
+	return ok ? KSFT_PASS : KSFT_FAIL;
+}
