@@ -59,6 +59,26 @@ int iouring_bpf_ring_register_mem(struct iouring_bpf_ring *ring, void *addr,
 				  size_t size);
 
 /*
+ * Any policy object (.bpf.o with one io_uring_bpf_ops map), without a
+ * skeleton: open, set globals by name, give it a ring (fills the iou_geom
+ * global if the policy has one, and the map's ring_fd), load, attach.
+ * Errors are -errno; the reason in words is iouring_bpf_policy_strerror().
+ */
+struct iouring_bpf_policy;
+struct bpf_object;
+
+int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **policy);
+int iouring_bpf_policy_set_global(struct iouring_bpf_policy *policy, const char *name,
+				  const void *value, size_t size);
+int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *policy,
+				const struct iouring_bpf_ring *ring);
+int iouring_bpf_policy_load(struct iouring_bpf_policy *policy);
+int iouring_bpf_policy_attach(struct iouring_bpf_policy *policy);
+struct bpf_object *iouring_bpf_policy_object(const struct iouring_bpf_policy *policy);
+const char *iouring_bpf_policy_strerror(const struct iouring_bpf_policy *policy);
+void iouring_bpf_policy_close(struct iouring_bpf_policy *policy);
+
+/*
  * DAG builder for bpf/policies/dag: nodes are SQE templates, edges carry a
  * condition (enum iou_dag_cond). Errors are -errno; the reason in words is
  * iouring_bpf_dag_strerror().
