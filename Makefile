@@ -13,7 +13,7 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help deps source tools user check check-host demo bench clean distclean FORCE
+.PHONY: all help deps source tools user check check-host demo bench install clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
@@ -23,6 +23,7 @@ help:
 	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T)"
 	@echo "make check-host    host tests only"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
+	@echo "make install [PREFIX=/usr/local]  liburing-bpf, its headers, pkg-config file and man pages"
 	@echo "make kernel-default | kernel-debug   build one kernel variant"
 	@echo "make user-default | user-debug       user space + BPF against that variant's BTF"
 	@echo "make clean         remove user-space build; make distclean removes $(BUILD)/"
@@ -58,6 +59,11 @@ check-host: user-$(CHECK_VARIANT)
 
 demo: user-$(DEMO_VARIANT)
 	@scripts/demo --build-dir $(abs_build) --variant $(DEMO_VARIANT)
+
+# liburing-bpf (shared + static, pkg-config file, man pages) and the BPF headers
+PREFIX ?= /usr/local
+install: user-$(DEMO_VARIANT)
+	@cmake --install $(abs_build)/user --prefix $(PREFIX)
 
 bench: user-$(DEMO_VARIANT)
 	@scripts/bench --build-dir $(abs_build) --variant $(DEMO_VARIANT)
