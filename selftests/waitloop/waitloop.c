@@ -25,6 +25,7 @@
 #include "verifier_reject.skel.h"
 #include "mainline_nops.skel.h"
 #include "nops.skel.h"
+#include "copy.skel.h"
 
 #define LOOP_FLAGS IOURING_BPF_RING_FLAGS
 
@@ -74,7 +75,6 @@ static int fixture_load(struct fixture *f)
 
 	k->struct_ops.stop_ops->ring_fd = f->r.fd;
 	k->struct_ops.stop_ops2->ring_fd = f->r.fd;
-	k->struct_ops.copy_ops->ring_fd = f->r.fd;
 	k->struct_ops.sleeper_ops->ring_fd = f->r.fd;
 	k->struct_ops.overflow_ops->ring_fd = f->r.fd;
 	k->struct_ops.param_ops->ring_fd = f->r.fd;
@@ -239,7 +239,8 @@ static int test_copy(void)
 	const __u32 block = 65536, nslots = 4;
 	char src_path[] = "/tmp/waitloop-src-XXXXXX", dst_path[] = "/tmp/waitloop-dst-XXXXXX";
 	int src = mkstemp(src_path), dst = mkstemp(dst_path);
-	struct fixture f = {};
+	struct iouring_bpf_ring r = { .fd = -1 };
+	struct copy *skel = NULL;
 	struct bpf_link *link = NULL;
 	void *buf = NULL;
 	int ret, status = KSFT_FAIL;
@@ -253,35 +254,41 @@ static int test_copy(void)
 		goto out;
 	buf = aligned_alloc(4096, (size_t)block * nslots);
 
-	if (fixture_open(&f, 16, 0, LOOP_FLAGS))
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 16, 0, LOOP_FLAGS), "ring setup"))
 		goto out;
-	f.skel->rodata->copy_src_fd = src;
-	f.skel->rodata->copy_dst_fd = dst;
-	f.skel->rodata->copy_size = size;
-	f.skel->rodata->copy_buf = (uintptr_t)buf;
-	f.skel->rodata->copy_block = block;
-	f.skel->rodata->copy_slots = nslots;
-	if (fixture_load(&f))
+	skel = copy__open();	/* bpf/policies/copy.bpf.c */
+	if (!CHECK(skel, "copy__open: %s", strerror(errno)))
 		goto out;
-	link = attach(f.skel->maps.copy_ops);
+	skel->rodata->iou_geom = r.geom;
+	skel->rodata->copy_src_fd = src;
+	skel->rodata->copy_dst_fd = dst;
+	skel->rodata->copy_size = size;
+	skel->rodata->copy_buf = (uintptr_t)buf;
+	skel->rodata->copy_block = block;
+	skel->rodata->copy_slots = nslots;
+	skel->struct_ops.copy_ops->ring_fd = r.fd;
+	if (!CHECK_OK(copy__load(skel), "copy__load"))
+		goto out;
+	link = attach(skel->maps.copy_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 
-	ret = ring_enter(f.r.fd);
-	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f))
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0, "enter: %d", ret) ||
+	    !CHECK(skel->bss->copy_error == 0, "policy stopped with %d", skel->bss->copy_error))
 		goto out;
 	if (!CHECK(fstat(dst, &st) == 0 && (size_t)st.st_size == size,
 		   "destination is %lld bytes, want %zu", (long long)st.st_size, size) ||
 	    !CHECK(files_equal(src, dst, size), "destination differs from source"))
 		goto out;
 	printf("copied %zu bytes: %llu reads, %llu writes, byte-for-byte equal\n", size,
-	       (unsigned long long)f.skel->bss->copy_reads,
-	       (unsigned long long)f.skel->bss->copy_writes);
+	       (unsigned long long)skel->bss->copy_reads,
+	       (unsigned long long)skel->bss->copy_writes);
 	status = KSFT_PASS;
 out:
 	bpf_link__destroy(link);
-	if (f.skel)
-		fixture_close(&f);
+	copy__destroy(skel);
+	iouring_bpf_ring_exit(&r);
 	free(buf);
 	if (src >= 0)
 		close(src);
