@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <liburing-bpf.h>
+#include "../bench.h"
 #include <liburing.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,27 +38,6 @@ struct job {
 	char *buf;		/* slots * block */
 	unsigned long enters;	/* io_uring_enter calls of the last run */
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ---- bpf: the copy policy, loaded once per block size, run per round */
 
@@ -298,10 +278,10 @@ int main(int argc, char **argv)
 		}
 		for (int r = 0; r < rounds; r++) {
 			for (int m = 0; m < 3; m++) {
-				double start = now_ms();
+				double start = bench_now_ms();
 
 				ret = m == 0 ? bpf_run(&b, &j) : liburing_run(&ring, &j, m == 2);
-				t[m][r] = now_ms() - start;
+				t[m][r] = bench_now_ms() - start;
 				enters[m] = j.enters;
 				if (!ret)
 					ret = verify(&j);
@@ -322,7 +302,7 @@ int main(int argc, char **argv)
 		double mbps[3];
 
 		for (int m = 0; m < 3; m++)
-			mbps[m] = (double)j.size / 1e6 / (median(t[m], rounds) / 1e3);
+			mbps[m] = (double)j.size / 1e6 / (bench_median(t[m], rounds) / 1e3);
 		for (int m = 0; m < 3; m++)
 			printf("  %-8u %-6s %10.1f %16.1f %8.2fx\n", j.block, names[m], mbps[m],
 			       (double)enters[m] / mib, mbps[m] / mbps[1]);

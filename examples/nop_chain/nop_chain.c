@@ -23,33 +23,13 @@
 #include <time.h>
 
 #include <liburing-bpf.h>
+#include "../bench.h"
 #include "nops.skel.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* 2-LINK: returns elapsed ms, or a negative errno. */
 static double run_link2(struct io_uring *ring, unsigned long n)
 {
-	double start = now_ms();
+	double start = bench_now_ms();
 
 	for (unsigned long i = 0; i < n; i += 2) {
 		struct io_uring_sqe *a = io_uring_get_sqe(ring), *b = io_uring_get_sqe(ring);
@@ -70,7 +50,7 @@ static double run_link2(struct io_uring *ring, unsigned long n)
 		}
 		io_uring_cq_advance(ring, seen);
 	}
-	return now_ms() - start;
+	return bench_now_ms() - start;
 }
 
 struct bpf_variant {
@@ -115,14 +95,14 @@ static double run_bpf(struct bpf_variant *v, unsigned long n)
 	int ret;
 
 	b->nop_submitted = b->nop_completed = b->nop_bad_cqes = b->nop_steps = 0;
-	start = now_ms();
+	start = bench_now_ms();
 	ret = iouring_bpf_ring_run(&v->ring);
 	if (ret)
 		return ret;
 	if (b->exit_error || b->nop_bad_cqes ||
 	    (v->skel->rodata->nop_inflight ? b->nop_completed != n : b->nop_steps != n))
 		return -EIO;
-	return now_ms() - start;
+	return bench_now_ms() - start;
 }
 
 static void bpf_variant_free(struct bpf_variant *v)
@@ -186,8 +166,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	double link2 = median(t_link, rounds), b0 = median(t_b0, rounds);
-	double b1 = median(t_b1, rounds), b8 = median(t_b8, rounds);
+	double link2 = bench_median(t_link, rounds), b0 = bench_median(t_b0, rounds);
+	double b1 = bench_median(t_b1, rounds), b8 = bench_median(t_b8, rounds);
 
 	printf("nop_chain: %lu NOPs per run, %d interleaved rounds, medians\n", n, rounds);
 	printf("  %-8s %12s %14s %9s\n", "variant", "time (ms)", "ns per NOP", "speedup");
