@@ -34,14 +34,6 @@ static unsigned int *cq_word(struct iouring_bpf_ring *r, __u32 off)
 	return (unsigned int *)((char *)r->ring_mem + off);
 }
 
-/* io_uring_enter(GETEVENTS) on a bare fd, for threads. 0 or -errno. */
-static int ring_enter(int fd)
-{
-	int ret = syscall(__NR_io_uring_enter, fd, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
-
-	return ret < 0 ? -errno : ret;
-}
-
 /* A ring for the loop plus a loaded waitloop skeleton. */
 struct fixture {
 	struct iouring_bpf_ring r;
@@ -66,7 +58,7 @@ static int fixture_open(struct fixture *f, unsigned int entries, unsigned int cq
 
 /*
  * The kernel copies ring_fd when the struct_ops map is loaded, so every map
- * points at the fixture's ring before load; attach() only picks the map.
+ * points at the fixture's ring before load; attaching only picks the map.
  */
 static int fixture_load(struct fixture *f)
 {
@@ -90,12 +82,6 @@ static void fixture_close(struct fixture *f)
 	iouring_bpf_ring_exit(&f->r);
 }
 
-/* Attach one loaded struct_ops map; NULL and errno on failure. */
-static struct bpf_link *attach(struct bpf_map *map)
-{
-	return bpf_map__attach_struct_ops(map);
-}
-
 static int check_exit(struct fixture *f)
 {
 	if (!CHECK(f->skel->bss->exit_error == 0, "program stopped with %d at line %d",
@@ -114,12 +100,12 @@ static int test_attach_detach(void)
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.stop_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 
 	for (int i = 0; i < 3; i++) {
-		ret = ring_enter(f.r.fd);
+		ret = iouring_bpf_ring_run(&f.r);
 		if (!CHECK(ret == 0, "enter with program: %d", ret))
 			goto out;
 	}
@@ -132,7 +118,7 @@ static int test_attach_detach(void)
 	if (!CHECK_OK(ret, "bpf_link__destroy"))
 		goto out;
 	/* detached: enter is the plain syscall again, the program stays idle */
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	if (!CHECK(ret == 0, "enter after detach: %d", ret) ||
 	    !CHECK(f.skel->bss->stop_runs == 3, "program ran after detach"))
 		goto out;
@@ -141,7 +127,7 @@ static int test_attach_detach(void)
 	link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(link, "re-attach: %s", strerror(errno)))
 		goto out;
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	if (!CHECK(ret == 0 && f.skel->bss->stop_runs == 4, "re-attached program did not run"))
 		goto out;
 	printf("attached, ran 3 steps, detached, re-attached\n");
@@ -170,7 +156,7 @@ static int run_nops(__u32 total, __u32 inflight)
 	skel->struct_ops.nops_ops->ring_fd = r.fd;
 	if (!CHECK_OK(nops__load(skel), "nops__load"))
 		goto out;
-	link = attach(skel->maps.nops_ops);
+	link = bpf_map__attach_struct_ops(skel->maps.nops_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 
@@ -269,7 +255,7 @@ static int test_copy(void)
 	skel->struct_ops.copy_ops->ring_fd = r.fd;
 	if (!CHECK_OK(copy__load(skel), "copy__load"))
 		goto out;
-	link = attach(skel->maps.copy_ops);
+	link = bpf_map__attach_struct_ops(skel->maps.copy_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 
@@ -306,7 +292,7 @@ static int expect_refusal(unsigned int flags, int want_err, const char *what)
 
 	if (fixture_open(&f, 8, 0, flags) || fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.stop_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(!link, "%s: attach succeeded", what)) {
 		bpf_link__destroy(link);
 		goto out;
@@ -347,10 +333,10 @@ static int test_refuse_second(void)
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	first = attach(f.skel->maps.stop_ops);
+	first = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(first, "first attach: %s", strerror(errno)))
 		goto out;
-	second = attach(f.skel->maps.stop_ops2);
+	second = bpf_map__attach_struct_ops(f.skel->maps.stop_ops2);
 	if (!CHECK(!second && errno == EBUSY, "second program: %s, want EBUSY",
 		   second ? "attached" : strerror(errno)))
 		goto out;
@@ -366,7 +352,7 @@ static int test_refuse_second(void)
 	if (!CHECK(first_dup >= 0 && dup2(other.fd, f.r.fd) == f.r.fd, "dup: %s",
 		   strerror(errno)))
 		goto out;
-	second = attach(f.skel->maps.stop_ops);
+	second = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(!second && errno == EBUSY, "one map on two rings: %s, want EBUSY",
 		   second ? "attached" : strerror(errno)))
 		goto out;
@@ -375,7 +361,7 @@ static int test_refuse_second(void)
 		goto out;
 
 	/* the first program still runs */
-	if (!CHECK(ring_enter(f.r.fd) == 0 && f.skel->bss->stop_runs == 1,
+	if (!CHECK(iouring_bpf_ring_run(&f.r) == 0 && f.skel->bss->stop_runs == 1,
 		   "first program no longer runs"))
 		goto out;
 	printf("second program and second ring refused with EBUSY; first still runs\n");
@@ -392,7 +378,7 @@ out:
 
 static void *enter_thread(void *arg)
 {
-	return (void *)(intptr_t)ring_enter(*(int *)arg);
+	return (void *)(intptr_t)iouring_bpf_ring_run(arg);
 }
 
 static int test_refuse_thread(void)
@@ -405,10 +391,10 @@ static int test_refuse_thread(void)
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.stop_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
-	pthread_create(&t, NULL, enter_thread, &f.r.fd);
+	pthread_create(&t, NULL, enter_thread, &f.r);
 	pthread_join(t, &res);
 	if (!CHECK((intptr_t)res == -EEXIST, "enter from another thread: %d, want -EEXIST",
 		   (int)(intptr_t)res) ||
@@ -431,10 +417,10 @@ static int test_ring_closed(void)
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	old_link = attach(f.skel->maps.stop_ops);
+	old_link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 	if (!CHECK(old_link, "attach: %s", strerror(errno)))
 		goto out;
-	if (!CHECK(ring_enter(f.r.fd) == 0, "enter"))
+	if (!CHECK(iouring_bpf_ring_run(&f.r) == 0, "enter"))
 		goto out;
 
 	/*
@@ -455,7 +441,7 @@ static int test_ring_closed(void)
 		fresh.fd = old_fd;
 	}
 	for (tries = 0; tries < 200; tries++) {
-		new_link = attach(f.skel->maps.stop_ops);
+		new_link = bpf_map__attach_struct_ops(f.skel->maps.stop_ops);
 		if (new_link || errno != EBUSY)
 			break;
 		usleep(50 * 1000);
@@ -469,7 +455,7 @@ static int test_ring_closed(void)
 	old_link = NULL;
 	if (!CHECK_OK(ret, "destroying the link of the freed ring"))
 		goto out;
-	ret = ring_enter(fresh.fd);
+	ret = iouring_bpf_ring_run(&fresh);
 	if (!CHECK(ret == 0 && f.skel->bss->stop_runs == 2,
 		   "new ring lost its program when the stale link went (%d, runs %llu)", ret,
 		   (unsigned long long)f.skel->bss->stop_runs))
@@ -521,13 +507,13 @@ static int test_detach_sleeping(void)
 	f.skel->rodata->sleep_mode = 0;
 	if (fixture_load(&f))
 		goto out;
-	d.link = attach(f.skel->maps.sleeper_ops);
+	d.link = bpf_map__attach_struct_ops(f.skel->maps.sleeper_ops);
 	if (!CHECK(d.link, "attach: %s", strerror(errno)))
 		goto out;
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	pthread_create(&t, NULL, destroy_later, &d);
-	ret = ring_enter(f.r.fd);	/* sleeps until the link goes */
+	ret = iouring_bpf_ring_run(&f.r);	/* sleeps until the link goes */
 	alarm(0);
 	pthread_join(t, NULL);
 	if (!CHECK_OK(d.destroy_ret, "bpf_link__destroy") ||
@@ -535,7 +521,7 @@ static int test_detach_sleeping(void)
 	    !CHECK(f.skel->bss->sleep_steps >= 1, "program never ran"))
 		goto out;
 	/* the ring works without the program */
-	if (!CHECK(ring_enter(f.r.fd) == 0, "enter after detach"))
+	if (!CHECK(iouring_bpf_ring_run(&f.r) == 0, "enter after detach"))
 		goto out;
 	printf("link destroyed from another thread: sleeping loop returned EFAULT after %llu steps\n",
 	       (unsigned long long)f.skel->bss->sleep_steps);
@@ -570,14 +556,14 @@ static int test_signal(void)
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.sleeper_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.sleeper_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	pthread_create(&t, NULL, signal_later, &d);
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	alarm(0);
 	pthread_join(t, NULL);
 	if (!CHECK(ret == -EINTR, "enter returned %d, want -EINTR", ret) ||
@@ -606,10 +592,10 @@ static int test_cq_overflow(void)
 	f.skel->rodata->ovf_total = total;
 	if (fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.overflow_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.overflow_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	struct waitloop__bss *b = f.skel->bss;
 	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f) ||
 	    !CHECK(b->ovf_completed == total, "received %llu CQEs, want %u",
@@ -642,12 +628,12 @@ static int run_timeout(__u32 mode, const char *what)
 	f.skel->rodata->sleep_timeout_ns = 20 * 1000 * 1000;
 	if (fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.sleeper_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.sleeper_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 	signal(SIGALRM, on_alarm);
 	alarm(60);
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	alarm(0);
 	if (!CHECK(ret == 0, "%s: enter returned %d", what, ret) || check_exit(&f) ||
 	    !CHECK(f.skel->bss->sleep_timed_out == 1, "%s: IOU_LOOP_WAIT_TIMED_OUT not reported",
@@ -695,12 +681,12 @@ static int test_param_region(void)
 	memset(area, 0, 2 * page);
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
 		goto out;
-	link = attach(f.skel->maps.param_ops);
+	link = bpf_map__attach_struct_ops(f.skel->maps.param_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 
 	/* no region yet: the kfunc returns NULL and the program says so */
-	if (!CHECK(ring_enter(f.r.fd) == 0 && f.skel->bss->exit_error == -ENOENT,
+	if (!CHECK(iouring_bpf_ring_run(&f.r) == 0 && f.skel->bss->exit_error == -ENOENT,
 		   "program found a region before one was registered"))
 		goto out;
 	f.skel->bss->exit_error = 0;
@@ -731,7 +717,7 @@ static int test_param_region(void)
 		goto out;
 
 	area[0] = 41;
-	ret = ring_enter(f.r.fd);
+	ret = iouring_bpf_ring_run(&f.r);
 	if (!CHECK(ret == 0, "enter: %d", ret) || check_exit(&f) ||
 	    !CHECK(area[1] == 124, "program wrote %llu, want 124", (unsigned long long)area[1]))
 		goto out;
@@ -878,7 +864,7 @@ static int test_mainline_only(void)
 	link = bpf_map__attach_struct_ops(skel->maps.mainline_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
-	ret = ring_enter(r.fd);
+	ret = iouring_bpf_ring_run(&r);
 	if (!CHECK(ret == 0, "enter: %d", ret) ||
 	    !CHECK(skel->bss->done == 100 && skel->bss->bad == 0, "done %u bad %u",
 		   skel->bss->done, skel->bss->bad))

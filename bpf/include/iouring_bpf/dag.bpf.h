@@ -150,14 +150,8 @@ __noinline int iou_dag_start_one(struct io_uring_sqe *sqe)
 	iou_dag_ready_head++;
 	node = &iou_dag_nodes[k];
 
-	__builtin_memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = node->opcode;
-	sqe->fd = node->fd;
-	sqe->addr = node->addr;
-	sqe->len = node->len;
-	sqe->off = node->off;
+	iou_prep_rw(sqe, node->opcode, node->fd, node->addr, node->len, node->off, k);
 	sqe->rw_flags = node->op_flags;
-	sqe->user_data = k;
 	iou_dag_state[k] = IOU_DAG_INFLIGHT;
 	if (++iou_dag_inflight > iou_dag_peak_inflight)
 		iou_dag_peak_inflight = iou_dag_inflight;

@@ -244,14 +244,9 @@ __noinline int iou_link_prep(struct io_uring_sqe *sqe, __u32 i)
 
 	if (!sqe)
 		return -1;
-	__builtin_memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = req->opcode;
-	sqe->fd = req->fd;
-	sqe->addr = req->addr;
-	sqe->len = req->len;
-	sqe->off = req->off;
+	iou_prep_rw(sqe, req->opcode, req->fd, req->addr, req->len, req->off,
+		    req->user_data);
 	sqe->rw_flags = req->op_flags;
-	sqe->user_data = req->user_data;
 	iou_lreq_state[i & IOU_LINK_MASK] = IOU_LREQ_INFLIGHT;
 	if (req->flags & IOU_LINK_DRAIN)
 		iou_link_scan_stop = 1;
