@@ -20,7 +20,6 @@ struct iou_minwait batch_wait = { .batch = 1, .min_wait_ns = 1000000 };
 
 /* results */
 __u64 batch_submitted, batch_completed, batch_errors, batch_steps, batch_peak_inflight;
-int batch_status;
 
 IOURING_BPF_STEP(batch_step)
 {
@@ -30,7 +29,7 @@ IOURING_BPF_STEP(batch_step)
 
 	batch_steps++;
 	if (!iou_loop_has_timeouts(lp) || !iou_ring_open(&r, ring)) {
-		batch_status = -EOPNOTSUPP;
+		iou_exit_status = -EOPNOTSUPP;
 		return IOU_LOOP_STOP;
 	}
 	head = iou_cq_head(&r);
@@ -42,7 +41,7 @@ IOURING_BPF_STEP(batch_step)
 	iou_cq_advance(&r, ready);
 	batch_completed += ready;
 	if (batch_completed >= batch_total) {
-		batch_status = 0;
+		iou_exit_status = 0;
 		return IOU_LOOP_STOP;
 	}
 
@@ -59,7 +58,7 @@ IOURING_BPF_STEP(batch_step)
 	if (room) {
 		ret = bpf_io_uring_submit_sqes(ring, room);
 		if (ret < 0) {
-			batch_status = ret;
+			iou_exit_status = ret;
 			return IOU_LOOP_STOP;
 		}
 		batch_submitted += ret;

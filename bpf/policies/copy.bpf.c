@@ -3,20 +3,19 @@
  * copy: copy copy_size bytes from copy_src_fd to copy_dst_fd through
  * read -> write chains, copy_slots blocks of copy_block bytes in flight,
  * all inside one io_uring_enter(). Short reads are resumed, a short write
- * or any error stops with copy_error set. copy_buf: user memory of
+ * or any error stops with iou_exit_status set. copy_buf: user memory of
  * copy_slots * copy_block bytes. To copy again, bump copy_generation.
  */
 #include <iouring_bpf/ring.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
-int copy_error;
 __u32 copy_generation;
 __u32 copy_seen_generation;
 
 static __always_inline int copy_fail(int err)
 {
-	copy_error = err;
+	iou_exit_status = err;
 	return IOU_LOOP_STOP;
 }
 
@@ -113,7 +112,7 @@ IOURING_BPF_STEP(copy)
 		bpf_for(i, 0, COPY_MAX_SLOTS)
 			slots[i & (COPY_MAX_SLOTS - 1)].state = SLOT_IDLE;
 		copy_next_off = copy_done_bytes = copy_reads = copy_writes = 0;
-		copy_error = 0;
+		iou_exit_status = 0;
 		copy_seen_generation = copy_generation;
 	}
 	if (!iou_ring_open(&r, ring))

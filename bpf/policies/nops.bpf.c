@@ -6,7 +6,7 @@
  * takes nop_total steps: the cost of the loop itself.
  *
  * Globals: nop_total, nop_inflight (set before load); nop_submitted,
- * nop_completed, nop_bad_cqes, nop_steps (read after the run); exit_error
+ * nop_completed, nop_bad_cqes, nop_steps (read after the run); iou_exit_status
  * (non-zero: why the policy stopped early).
  */
 #include <iouring_bpf/ring.bpf.h>
@@ -20,7 +20,6 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 nop_total = 1000;
 const volatile __u32 nop_inflight = 8;
 __u64 nop_submitted, nop_completed, nop_bad_cqes, nop_steps;
-int exit_error;
 
 IOURING_BPF_STEP(nops_step)
 {
@@ -33,7 +32,7 @@ IOURING_BPF_STEP(nops_step)
 	if (!nop_inflight)
 		return IOU_LOOP_CONTINUE;
 	if (!iou_ring_open(&r, ring)) {
-		exit_error = -EFAULT;
+		iou_exit_status = -EFAULT;
 		return IOU_LOOP_STOP;
 	}
 
@@ -65,7 +64,7 @@ IOURING_BPF_STEP(nops_step)
 	if (want) {
 		ret = bpf_io_uring_submit_sqes(ring, want);
 		if (ret < 0) {
-			exit_error = ret;
+			iou_exit_status = ret;
 			return IOU_LOOP_STOP;
 		}
 		nop_submitted += ret;

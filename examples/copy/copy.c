@@ -79,7 +79,7 @@ static int bpf_run(struct bpf_copy *b, struct job *j)
 	s->copy_generation++;	/* the policy starts a fresh copy */
 	ret = iouring_bpf_ring_run(&b->ring);
 	j->enters = 1;
-	return ret ? ret : s->copy_error;
+	return ret ? ret : s->iou_exit_status;
 }
 
 static void bpf_close(struct bpf_copy *b)

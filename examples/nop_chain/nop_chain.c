@@ -99,7 +99,7 @@ static double run_bpf(struct bpf_variant *v, unsigned long n)
 	ret = iouring_bpf_ring_run(&v->ring);
 	if (ret)
 		return ret;
-	if (b->exit_error || b->nop_bad_cqes ||
+	if (b->iou_exit_status || b->nop_bad_cqes ||
 	    (v->skel->rodata->nop_inflight ? b->nop_completed != n : b->nop_steps != n))
 		return -EIO;
 	return bench_now_ms() - start;

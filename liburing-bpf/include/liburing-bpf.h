@@ -79,6 +79,36 @@ const char *iouring_bpf_policy_strerror(const struct iouring_bpf_policy *policy)
 void iouring_bpf_policy_close(struct iouring_bpf_policy *policy);
 
 /*
+ * Run the loop: io_uring_enter() until the policy stops (EINTR retried),
+ * then *exit_status = the policy's iou_exit_status (0 if it has none).
+ */
+int iouring_bpf_policy_run(struct iouring_bpf_policy *policy, struct iouring_bpf_ring *ring,
+			   int *exit_status);
+
+/* The policy's globals, as its BTF describes them. */
+#define IOURING_BPF_GLOBAL_INT		(1U << 0)	/* integer/enum/bool: settable from text */
+#define IOURING_BPF_GLOBAL_SIGNED	(1U << 1)
+#define IOURING_BPF_GLOBAL_RODATA	(1U << 2)	/* const volatile: read-only once loaded */
+#define IOURING_BPF_GLOBAL_CONST	(1U << 3)	/* const only: compiled in, never settable */
+#define IOURING_BPF_GLOBAL_STATIC	(1U << 4)	/* static: private to the policy */
+
+struct iouring_bpf_global {
+	const char *name;	/* valid until the policy is closed */
+	const char *section;	/* ".rodata", ".data", ".bss", ... */
+	__u32 size;
+	__u32 flags;		/* IOURING_BPF_GLOBAL_* */
+};
+
+int iouring_bpf_policy_globals(const struct iouring_bpf_policy *policy,
+			       struct iouring_bpf_global *globals, unsigned int max);
+int iouring_bpf_policy_get_global(const struct iouring_bpf_policy *policy, const char *name,
+				  void *value, size_t size);
+int iouring_bpf_policy_set_global_str(struct iouring_bpf_policy *policy, const char *name,
+				      const char *text);
+void *iouring_bpf_policy_global_ptr(const struct iouring_bpf_policy *policy, const char *name,
+				    size_t *size);
+
+/*
  * DAG builder for bpf/policies/dag: nodes are SQE templates, edges carry a
  * condition (enum iou_dag_cond). Errors are -errno; the reason in words is
  * iouring_bpf_dag_strerror().
@@ -94,6 +124,15 @@ int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nod
 			   unsigned int max_nodes, struct iou_dag_edge *edges,
 			   unsigned int max_edges, __u32 *nr_nodes);
 const char *iouring_bpf_dag_strerror(const struct iouring_bpf_dag *dag);
+
+/*
+ * Run the DAG on a loaded, attached bpf/policies/dag policy: export it
+ * into the policy, run the loop until every node ended, and copy each
+ * node's result (res of its CQE, or -ECANCELED) into res[0..nodes).
+ */
+int iouring_bpf_dag_run(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *policy,
+			struct iouring_bpf_ring *ring, unsigned int max_inflight, __s32 *res,
+			unsigned int nr_res);
 
 #ifdef __cplusplus
 }

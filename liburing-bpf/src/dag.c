@@ -202,3 +202,56 @@ int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nod
 	*nr_nodes = dag->nr_nodes;
 	return 0;
 }
+
+/* A global of the dag policy, live (loaded) memory of at least size bytes. */
+static void *dag_global(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *policy,
+			const char *name, size_t size)
+{
+	size_t have = 0;
+	void *ptr = iouring_bpf_policy_global_ptr(policy, name, &have);
+
+	if (!ptr || have < size) {
+		dag_fail(dag, -EINVAL, "the policy has no usable global '%s': is it bpf/policies/dag, loaded?",
+			 name);
+		return NULL;
+	}
+	return ptr;
+}
+
+int iouring_bpf_dag_run(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *policy,
+			struct iouring_bpf_ring *ring, unsigned int max_inflight, __s32 *res,
+			unsigned int nr_res)
+{
+	struct iou_dag_node *nodes;
+	struct iou_dag_edge *edges;
+	__u32 *nr_nodes, *inflight, *generation;
+	__s32 *out;
+	int ret, status;
+
+	if (!dag || !policy || !ring || !max_inflight || (nr_res && !res))
+		return -EINVAL;
+	nodes = dag_global(dag, policy, "iou_dag_nodes", sizeof(*nodes) * IOU_DAG_MAX_NODES);
+	edges = dag_global(dag, policy, "iou_dag_edges", sizeof(*edges) * IOU_DAG_MAX_EDGES);
+	nr_nodes = dag_global(dag, policy, "iou_dag_nr_nodes", sizeof(*nr_nodes));
+	inflight = dag_global(dag, policy, "iou_dag_max_inflight", sizeof(*inflight));
+	generation = dag_global(dag, policy, "iou_dag_generation", sizeof(*generation));
+	out = dag_global(dag, policy, "iou_dag_res", sizeof(*out) * IOU_DAG_MAX_NODES);
+	if (!nodes || !edges || !nr_nodes || !inflight || !generation || !out)
+		return -EINVAL;
+
+	ret = iouring_bpf_dag_export(dag, nodes, IOU_DAG_MAX_NODES, edges, IOU_DAG_MAX_EDGES,
+				     nr_nodes);
+	if (ret)
+		return ret;
+	*inflight = max_inflight;
+	++*generation;		/* the policy starts a fresh run */
+	ret = iouring_bpf_policy_run(policy, ring, &status);
+	if (ret)
+		return dag_fail(dag, ret, "%s", iouring_bpf_policy_strerror(policy));
+	if (status)
+		return dag_fail(dag, status < 0 ? status : -EIO, "the DAG policy stopped with %d",
+				status);
+	if (nr_res)
+		memcpy(res, out, sizeof(*res) * (nr_res < dag->nr_nodes ? nr_res : dag->nr_nodes));
+	return 0;
+}

@@ -6,7 +6,9 @@
  */
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@ struct iouring_bpf_policy {
 	struct bpf_object *obj;
 	struct bpf_map *ops;		/* the io_uring_bpf_ops map */
 	struct bpf_link *link;
+	bool loaded;
 	char err[256];
 };
 
@@ -80,63 +83,280 @@ int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **out)
 	return 0;
 }
 
-/* The global called name: its map and offset in the map's value. */
-static int find_global(struct iouring_bpf_policy *p, const char *name, struct bpf_map **mapp,
-		       __u32 *off, __u32 *size)
+/* Where a global lives and what its type allows. */
+struct global_info {
+	struct bpf_map *map;
+	__u32 off;
+	struct iouring_bpf_global pub;
+};
+
+/* Strip typedefs and modifiers off a variable's type; note const/volatile. */
+static __u32 global_flags(const struct btf *btf, const struct btf_var_secinfo *vs)
+{
+	const struct btf_type *var = btf__type_by_id(btf, vs->type);
+	const struct btf_type *t = btf__type_by_id(btf, var->type);
+	bool is_const = false, is_volatile = false;
+	__u32 flags = 0;
+
+	if (btf_var(var)->linkage == BTF_VAR_STATIC)
+		flags |= IOURING_BPF_GLOBAL_STATIC;
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		is_const |= btf_is_const(t);
+		is_volatile |= btf_is_volatile(t);
+		t = btf__type_by_id(btf, t->type);
+	}
+	if (is_const && !is_volatile)
+		flags |= IOURING_BPF_GLOBAL_CONST;
+	if (!t)
+		return flags;
+	if (btf_is_int(t) && btf_int_offset(t) == 0 && btf_int_bits(t) == t->size * 8) {
+		flags |= IOURING_BPF_GLOBAL_INT;
+		if (btf_int_encoding(t) & BTF_INT_SIGNED)
+			flags |= IOURING_BPF_GLOBAL_SIGNED;
+	} else if (btf_is_any_enum(t)) {
+		flags |= IOURING_BPF_GLOBAL_INT;
+		if (btf_kflag(t))
+			flags |= IOURING_BPF_GLOBAL_SIGNED;
+	}
+	return flags;
+}
+
+/*
+ * Walk the variables of every data section (.rodata, .data, .bss and their
+ * named variants); fn returns non-zero to stop the walk with that value.
+ */
+static int for_each_global(const struct iouring_bpf_policy *p,
+			   int (*fn)(const struct global_info *g, void *arg), void *arg)
 {
 	const struct btf *btf = bpf_object__btf(p->obj);
 	struct bpf_map *map;
 
+	if (!btf)
+		return 0;
 	bpf_object__for_each_map(map, p->obj) {
 		const struct btf_type *sec;
 		const struct btf_var_secinfo *vs;
-		int id;
+		const char *dot;
+		int id, ret;
 
-		if (!bpf_map__is_internal(map))
+		/* internal maps are named "<obj>.rodata" etc.; the section ".rodata" */
+		if (!bpf_map__is_internal(map) || !(dot = strchr(bpf_map__name(map), '.')) ||
+		    !strcmp(dot, ".kconfig"))
 			continue;
-		/* internal maps are named "<obj>.rodata" etc.; the section is ".rodata" */
-		const char *dot = strrchr(bpf_map__name(map), '.');
-
-		id = dot ? btf__find_by_name_kind(btf, dot, BTF_KIND_DATASEC) : -ENOENT;
+		id = btf__find_by_name_kind(btf, dot, BTF_KIND_DATASEC);
 		if (id < 0)
 			continue;
 		sec = btf__type_by_id(btf, id);
 		vs = btf_var_secinfos(sec);
 		for (int i = 0; i < btf_vlen(sec); i++, vs++) {
 			const struct btf_type *var = btf__type_by_id(btf, vs->type);
+			struct global_info g = {
+				.map = map,
+				.off = vs->offset,
+				.pub = {
+					.name = btf__name_by_offset(btf, var->name_off),
+					.section = dot,
+					.size = vs->size,
+					.flags = global_flags(btf, vs),
+				},
+			};
 
-			if (strcmp(btf__name_by_offset(btf, var->name_off), name))
+			if (!btf_is_var(var))
 				continue;
-			*mapp = map;
-			*off = vs->offset;
-			*size = vs->size;
-			return 0;
+			if (!strncmp(dot, ".rodata", 7))
+				g.pub.flags |= IOURING_BPF_GLOBAL_RODATA;
+			ret = fn(&g, arg);
+			if (ret)
+				return ret;
 		}
 	}
-	return -ENOENT;
+	return 0;
+}
+
+struct find_arg {
+	const char *name;
+	struct global_info *out;
+};
+
+static int match_name(const struct global_info *g, void *arg)
+{
+	struct find_arg *a = arg;
+
+	if (strcmp(g->pub.name, a->name))
+		return 0;
+	*a->out = *g;
+	return 1;
+}
+
+static int find_global(const struct iouring_bpf_policy *p, const char *name,
+		       struct global_info *g)
+{
+	struct find_arg a = { .name = name, .out = g };
+
+	return for_each_global(p, match_name, &a) == 1 ? 0 : -ENOENT;
+}
+
+struct list_arg {
+	struct iouring_bpf_global *out;
+	unsigned int max, n;
+};
+
+static int add_to_list(const struct global_info *g, void *arg)
+{
+	struct list_arg *a = arg;
+
+	if (a->n < a->max)
+		a->out[a->n] = g->pub;
+	a->n++;
+	return 0;
+}
+
+int iouring_bpf_policy_globals(const struct iouring_bpf_policy *p,
+			       struct iouring_bpf_global *out, unsigned int max)
+{
+	struct list_arg a = { .out = out, .max = out ? max : 0 };
+
+	if (!p || !p->obj)
+		return -EINVAL;
+	for_each_global(p, add_to_list, &a);
+	return a.n;
+}
+
+/* The bytes of a global: initial value before load, live memory after. */
+static void *global_data(const struct global_info *g)
+{
+	size_t map_size;
+	char *data = bpf_map__initial_value(g->map, &map_size);
+
+	return data && g->off + g->pub.size <= map_size ? data + g->off : NULL;
 }
 
 int iouring_bpf_policy_set_global(struct iouring_bpf_policy *p, const char *name,
 				  const void *value, size_t size)
 {
-	struct bpf_map *map;
-	__u32 off, vsize;
-	size_t map_size;
-	char *data;
+	struct global_info g;
+	void *data;
 
 	if (!p || !p->obj || !name || !value)
 		return -EINVAL;
-	if (find_global(p, name, &map, &off, &vsize))
+	if (find_global(p, name, &g))
 		return policy_fail(p, -ENOENT, "the policy has no global '%s'", name);
-	if (size != vsize)
-		return policy_fail(p, -EINVAL, "global '%s' is %u bytes, not %zu", name, vsize,
-				   size);
-	data = bpf_map__initial_value(map, &map_size);
-	if (!data || off + size > map_size)
-		return policy_fail(p, -EINVAL, "global '%s' cannot be set (already loaded?)",
+	if (g.pub.flags & IOURING_BPF_GLOBAL_CONST)
+		return policy_fail(p, -EPERM,
+				   "global '%s' is const, not const volatile: its value is compiled into the program",
 				   name);
-	memcpy(data + off, value, size);
+	if (p->loaded && (g.pub.flags & IOURING_BPF_GLOBAL_RODATA))
+		return policy_fail(p, -EPERM, "global '%s' is read-only once the policy is loaded",
+				   name);
+	if (size != g.pub.size)
+		return policy_fail(p, -EINVAL, "global '%s' is %u bytes, not %zu", name,
+				   g.pub.size, size);
+	data = global_data(&g);
+	if (!data)
+		return policy_fail(p, -EINVAL, "global '%s' has no memory to write", name);
+	memcpy(data, value, size);
 	return 0;
+}
+
+int iouring_bpf_policy_get_global(const struct iouring_bpf_policy *p, const char *name,
+				  void *value, size_t size)
+{
+	struct global_info g;
+	const void *data;
+
+	if (!p || !p->obj || !name || !value)
+		return -EINVAL;
+	if (find_global(p, name, &g))
+		return -ENOENT;
+	if (size != g.pub.size)
+		return -EINVAL;
+	data = global_data(&g);
+	if (!data)
+		return -ENODATA;
+	memcpy(value, data, size);
+	return 0;
+}
+
+void *iouring_bpf_policy_global_ptr(const struct iouring_bpf_policy *p, const char *name,
+				    size_t *size)
+{
+	struct global_info g;
+
+	if (!p || !p->obj || !name || find_global(p, name, &g)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if ((g.pub.flags & IOURING_BPF_GLOBAL_RODATA) && p->loaded) {
+		errno = EPERM;	/* mapped read-only: a write would fault */
+		return NULL;
+	}
+	if (size)
+		*size = g.pub.size;
+	return global_data(&g);
+}
+
+/* An integer from text: decimal, 0x hex, 0 octal; true/false for 1-byte. */
+static int parse_int(const char *text, bool is_signed, __u32 size, __u64 *out)
+{
+	char *end;
+
+	if (size == 1 && !strcmp(text, "true"))
+		return *out = 1, 0;
+	if (size == 1 && !strcmp(text, "false"))
+		return *out = 0, 0;
+	if (!*text || isspace((unsigned char)*text))
+		return -EINVAL;
+	errno = 0;
+	if (is_signed) {
+		long long v = strtoll(text, &end, 0);
+		long long max = size == 8 ? LLONG_MAX : (1LL << (size * 8 - 1)) - 1;
+
+		if (*end || errno)
+			return errno ? -ERANGE : -EINVAL;
+		if (v > max || v < -max - 1)
+			return -ERANGE;
+		*out = (__u64)v;
+	} else {
+		unsigned long long v;
+
+		if (*text == '-')
+			return -ERANGE;
+		v = strtoull(text, &end, 0);
+		if (*end || errno)
+			return errno ? -ERANGE : -EINVAL;
+		if (size < 8 && v >> (size * 8))
+			return -ERANGE;
+		*out = v;
+	}
+	return 0;
+}
+
+int iouring_bpf_policy_set_global_str(struct iouring_bpf_policy *p, const char *name,
+				      const char *text)
+{
+	struct global_info g;
+	__u64 v;
+	int ret;
+
+	if (!p || !p->obj || !name || !text)
+		return -EINVAL;
+	if (find_global(p, name, &g))
+		return policy_fail(p, -ENOENT, "the policy has no global '%s'", name);
+	if (!(g.pub.flags & IOURING_BPF_GLOBAL_INT) ||
+	    (g.pub.size != 1 && g.pub.size != 2 && g.pub.size != 4 && g.pub.size != 8))
+		return policy_fail(p, -EINVAL,
+				   "global '%s' is not an integer (%u bytes): set it from C instead",
+				   name, g.pub.size);
+	ret = parse_int(text, g.pub.flags & IOURING_BPF_GLOBAL_SIGNED, g.pub.size, &v);
+	if (ret == -ERANGE)
+		return policy_fail(p, ret, "'%s' does not fit global '%s' (%s %u-bit integer)",
+				   text, name,
+				   g.pub.flags & IOURING_BPF_GLOBAL_SIGNED ? "signed" : "unsigned",
+				   g.pub.size * 8);
+	if (ret)
+		return policy_fail(p, ret, "'%s' is not an integer (global '%s')", text, name);
+	/* little-endian x86-64 and BPF: the low bytes hold the value */
+	return iouring_bpf_policy_set_global(p, name, &v, g.pub.size);
 }
 
 int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *p,
@@ -184,6 +404,7 @@ int iouring_bpf_policy_load(struct iouring_bpf_policy *p)
 	if (ret)
 		return policy_fail(p, ret, "loading failed: %s (libbpf prints the verifier log)",
 				   strerror(-ret));
+	p->loaded = true;
 	return 0;
 }
 
@@ -199,6 +420,29 @@ int iouring_bpf_policy_attach(struct iouring_bpf_policy *p)
 				   ret == -EOPNOTSUPP ? "the ring lacks DEFER_TASKRUN or is SQPOLL/IOPOLL" :
 				   ret == -EBUSY ? "the ring already has a policy" :
 				   strerror(-ret));
+	}
+	return 0;
+}
+
+int iouring_bpf_policy_run(struct iouring_bpf_policy *p, struct iouring_bpf_ring *ring,
+			   int *exit_status)
+{
+	int ret, status = 0;
+
+	if (!p || !ring)
+		return -EINVAL;
+	if (!p->link)
+		return policy_fail(p, -ENOTCONN, "the policy is not attached to a ring");
+	do
+		ret = iouring_bpf_ring_run(ring);
+	while (ret == -EINTR);
+	if (ret < 0)
+		return policy_fail(p, ret, "io_uring_enter: %s", strerror(-ret));
+	/* a policy without iou_exit_status reports 0 */
+	if (exit_status) {
+		if (iouring_bpf_policy_get_global(p, "iou_exit_status", &status, sizeof(status)))
+			status = 0;
+		*exit_status = status;
 	}
 	return 0;
 }

@@ -146,8 +146,8 @@ static int run_shape(struct dag *skel, struct iouring_bpf_ring *ring, const stru
 	skel->bss->iou_dag_generation++;
 
 	ret = iouring_bpf_ring_run(ring);
-	if (!CHECK(ret == 0 && skel->bss->iou_dag_status == 0, "%s: run %d, status %d", s->name,
-		   ret, skel->bss->iou_dag_status) ||
+	if (!CHECK(ret == 0 && skel->bss->iou_exit_status == 0, "%s: run %d, status %d", s->name,
+		   ret, skel->bss->iou_exit_status) ||
 	    !CHECK(skel->bss->iou_dag_nr_done == g->n, "%s: %u of %u nodes ended", s->name,
 		   skel->bss->iou_dag_nr_done, g->n))
 		goto out;

@@ -65,7 +65,7 @@ static int run(const unsigned int *durations_ms, unsigned int nr_tmpl, unsigned 
 		.backoff = backoff,
 	};
 	o->ret = iouring_bpf_ring_run(&ring);
-	o->status = skel->bss->batch_status;
+	o->status = skel->bss->iou_exit_status;
 	o->steps = skel->bss->batch_steps;
 	o->completed = skel->bss->batch_completed;
 	o->errors = skel->bss->batch_errors;

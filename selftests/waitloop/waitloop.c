@@ -163,7 +163,7 @@ static int run_nops(__u32 total, __u32 inflight)
 	ret = iouring_bpf_ring_run(&r);
 	struct nops__bss *b = skel->bss;
 	if (!CHECK(ret == 0, "enter: %d", ret) ||
-	    !CHECK(b->exit_error == 0, "policy stopped with %d", b->exit_error) ||
+	    !CHECK(b->iou_exit_status == 0, "policy stopped with %d", b->iou_exit_status) ||
 	    !CHECK(b->nop_submitted == total && b->nop_completed == total,
 		   "submitted %llu completed %llu, want %u",
 		   (unsigned long long)b->nop_submitted,
@@ -261,7 +261,7 @@ static int test_copy(void)
 
 	ret = iouring_bpf_ring_run(&r);
 	if (!CHECK(ret == 0, "enter: %d", ret) ||
-	    !CHECK(skel->bss->copy_error == 0, "policy stopped with %d", skel->bss->copy_error))
+	    !CHECK(skel->bss->iou_exit_status == 0, "policy stopped with %d", skel->bss->iou_exit_status))
 		goto out;
 	if (!CHECK(fstat(dst, &st) == 0 && (size_t)st.st_size == size,
 		   "destination is %lld bytes, want %zu", (long long)st.st_size, size) ||

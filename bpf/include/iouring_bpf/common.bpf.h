@@ -38,6 +38,16 @@ extern __u8 *bpf_io_uring_get_region(struct io_ring_ctx *ctx, __u32 region_id,
 		.loop_step = (void *)step_prog,				\
 	}
 
+/*
+ * The policy's exit status: 0, or -errno saying why it stopped. User space
+ * reads it after the loop stops (iouring_bpf_policy_run(), the loader's
+ * self-hosted run). Other scalar globals in .data/.bss are its counters.
+ */
+int iou_exit_status;
+
+/* Stop the loop with a status. */
+#define iou_stop(status) ({ iou_exit_status = (status); IOU_LOOP_STOP; })
+
 /* Timeout extension (not in mainline): does this kernel have it? */
 #define iou_loop_has_timeouts(lp) bpf_core_field_exists((lp)->timeout_ns)
 

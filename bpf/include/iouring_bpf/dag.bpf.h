@@ -32,7 +32,6 @@ __s32 iou_dag_res[IOU_DAG_MAX_NODES];
 __u32 iou_dag_order[IOU_DAG_MAX_NODES];
 __u32 iou_dag_nr_done;
 __u32 iou_dag_peak_inflight;
-int iou_dag_status;
 
 /* Internal; not static where LLVM could otherwise narrow them. */
 enum { IOU_DAG_WAITING, IOU_DAG_QUEUED, IOU_DAG_INFLIGHT, IOU_DAG_DONE };
@@ -166,7 +165,7 @@ static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
 	int ret;
 
 	if (iou_dag_seen_generation != iou_dag_generation) {
-		iou_dag_status = IOU_DAG_RUNNING;
+		iou_exit_status = IOU_DAG_RUNNING;
 		ret = iou_dag_reset();
 		if (ret)
 			goto fail;
@@ -187,7 +186,7 @@ static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
 	}
 	iou_cq_advance(&r, ready);
 	if (iou_dag_nr_done >= iou_dag_nr_nodes) {
-		iou_dag_status = 0;
+		iou_exit_status = 0;
 		return IOU_LOOP_STOP;
 	}
 
@@ -218,7 +217,7 @@ static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
 	iou_wait_cqes(&r, lp, 1);
 	return IOU_LOOP_CONTINUE;
 fail:
-	iou_dag_status = ret;
+	iou_exit_status = ret;
 	return IOU_LOOP_STOP;
 }
 

@@ -46,7 +46,7 @@ struct iou_dag_edge {
 	__u32 cond;		/* enum iou_dag_cond */
 };
 
-/* iou_dag_status: 0 done, IOU_DAG_RUNNING, or -errno */
+/* iou_exit_status: 0 done, IOU_DAG_RUNNING, or -errno */
 #define IOU_DAG_RUNNING 1
 /* iou_dag_res[] of a node that never ran because a parent did not allow it */
 #define IOU_DAG_RES_CANCELLED (-125)	/* -ECANCELED */
