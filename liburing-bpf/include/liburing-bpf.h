@@ -66,6 +66,7 @@ int iouring_bpf_ring_register_mem(struct iouring_bpf_ring *ring, void *addr,
  */
 struct iouring_bpf_policy;
 struct bpf_object;
+struct bpf_link;
 
 int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **policy);
 int iouring_bpf_policy_set_global(struct iouring_bpf_policy *policy, const char *name,
@@ -75,6 +76,7 @@ int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *policy,
 int iouring_bpf_policy_load(struct iouring_bpf_policy *policy);
 int iouring_bpf_policy_attach(struct iouring_bpf_policy *policy);
 struct bpf_object *iouring_bpf_policy_object(const struct iouring_bpf_policy *policy);
+struct bpf_link *iouring_bpf_policy_link(const struct iouring_bpf_policy *policy);
 const char *iouring_bpf_policy_strerror(const struct iouring_bpf_policy *policy);
 void iouring_bpf_policy_close(struct iouring_bpf_policy *policy);
 

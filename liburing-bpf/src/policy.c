@@ -64,10 +64,16 @@ int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **out)
 		return -ENOMEM;
 	p->obj = bpf_object__open_file(path, NULL);
 	if (!p->obj) {
+		char why[128];
+
 		ret = -errno;
 		p->obj = NULL;
-		return policy_fail(p, ret, "%s: not a BPF object libbpf can open: %s", path,
-				   strerror(-ret));
+		if (ret == -ENOENT || ret == -EACCES || ret == -EISDIR)
+			return policy_fail(p, ret, "%s: %s", path, strerror(-ret));
+		/* libbpf's own codes (4000 and up) are not errnos */
+		libbpf_strerror(ret, why, sizeof(why));
+		return policy_fail(p, ret <= -4000 ? -EINVAL : ret,
+				   "%s: not a BPF ELF object libbpf can open: %s", path, why);
 	}
 	bpf_object__for_each_map(map, p->obj) {
 		if (!is_loop_ops(p->obj, map))
@@ -450,6 +456,11 @@ int iouring_bpf_policy_run(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 struct bpf_object *iouring_bpf_policy_object(const struct iouring_bpf_policy *p)
 {
 	return p ? p->obj : NULL;
+}
+
+struct bpf_link *iouring_bpf_policy_link(const struct iouring_bpf_policy *p)
+{
+	return p ? p->link : NULL;
 }
 
 void iouring_bpf_policy_close(struct iouring_bpf_policy *p)

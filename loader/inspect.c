@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iouring-bpf inspect PROG.o: struct_ops maps and their programs, the
+ * globals that can be set, the kfuncs the programs call, and whether the
+ * running kernel has what the object needs.
+ */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <liburing-bpf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+
+static void inspect_usage(FILE *f)
+{
+	fprintf(f, "usage: %s inspect PROG.o\n\n"
+		   "What the object holds and needs: io_uring_bpf_ops maps and their programs,\n"
+		   "globals (which can be set with load --set, and their defaults), the kfuncs\n"
+		   "its programs call and whether the running kernel has them. Needs no\n"
+		   "privileges; nothing is loaded.\n", prog_name);
+}
+
+static const char *type_name(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	return t ? btf__name_by_offset(btf, t->name_off) : "?";
+}
+
+/* Why a global cannot be set from the command line, or NULL if it can. */
+static const char *not_settable(const struct iouring_bpf_global *g)
+{
+	if (g->flags & IOURING_BPF_GLOBAL_STATIC)
+		return "static";
+	if (g->flags & IOURING_BPF_GLOBAL_CONST)
+		return "const (compiled in)";
+	if (!(g->flags & IOURING_BPF_GLOBAL_INT))
+		return "not an integer";
+	return NULL;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	struct iouring_bpf_policy *p = NULL;
+	struct iouring_bpf_global g[256];
+	struct bpf_object *obj;
+	const struct btf *btf;
+	struct btf *kbtf;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int n, ret, has_ops;
+
+	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+		return inspect_usage(stdout), 0;
+	if (argc != 1) {
+		fprintf(stderr, "%s inspect: one object expected\n", prog_name);
+		inspect_usage(stderr);
+		return USAGE_ERROR;
+	}
+	ret = iouring_bpf_policy_open(argv[0], &p);
+	if (ret) {
+		fail(ret, "%s", iouring_bpf_policy_strerror(p));
+		iouring_bpf_policy_close(p);
+		return ret;
+	}
+	obj = iouring_bpf_policy_object(p);
+	btf = bpf_object__btf(obj);
+	kbtf = btf__load_vmlinux_btf();
+	has_ops = kernel_has_bpf_ops();
+
+	if (json_output) {
+		jw = json_new(stdout);
+		json_object_start(jw);
+		json_kv_string(jw, "object", argv[0]);
+		json_key(jw, "struct_ops");
+		json_array_start(jw);
+	} else {
+		printf("%s\n  struct_ops maps:\n", argv[0]);
+	}
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
+			continue;
+		if (json_output) {
+			json_object_start(jw);
+			json_kv_string(jw, "map", bpf_map__name(map));
+			json_kv_string(jw, "type", type_name(btf, bpf_map__btf_value_type_id(map)));
+			json_object_end(jw);
+		} else {
+			printf("    %-20s struct %s\n", bpf_map__name(map),
+			       type_name(btf, bpf_map__btf_value_type_id(map)));
+		}
+	}
+	if (json_output) {
+		json_array_end(jw);
+		json_key(jw, "programs");
+		json_array_start(jw);
+	} else {
+		printf("  programs:\n");
+	}
+	bpf_object__for_each_program(prog, obj) {
+		const char *type = libbpf_bpf_prog_type_str(bpf_program__type(prog));
+
+		if (json_output) {
+			json_object_start(jw);
+			json_kv_string(jw, "name", bpf_program__name(prog));
+			json_kv_string(jw, "section", bpf_program__section_name(prog));
+			json_kv_string(jw, "type", type ? type : "unknown");
+			json_object_end(jw);
+		} else {
+			printf("    %-20s %-24s %s\n", bpf_program__name(prog),
+			       bpf_program__section_name(prog), type ? type : "unknown");
+		}
+	}
+
+	n = iouring_bpf_policy_globals(p, g, 256);
+	if (n > 256)
+		n = 256;
+	if (json_output) {
+		json_array_end(jw);
+		json_key(jw, "globals");
+		json_array_start(jw);
+	} else {
+		printf("  globals (load --set NAME=VALUE):\n");
+	}
+	for (int i = 0; i < n; i++) {
+		const char *why = not_settable(&g[i]);
+		bool is_int = g[i].flags & IOURING_BPF_GLOBAL_INT;
+
+		if (json_output) {
+			json_object_start(jw);
+			json_kv_string(jw, "name", g[i].name);
+			json_kv_string(jw, "section", g[i].section);
+			json_kv_uint(jw, "size", g[i].size);
+			json_kv_bool(jw, "signed", g[i].flags & IOURING_BPF_GLOBAL_SIGNED);
+			json_kv_bool(jw, "settable", !why);
+			if (why)
+				json_kv_string(jw, "why_not", why);
+			if (is_int)
+				json_kv_int(jw, "default", policy_global_int(p, &g[i]));
+			json_object_end(jw);
+		} else if (is_int) {
+			printf("    %-28s %-8s %s%-3u %-9s default %lld\n", g[i].name, g[i].section,
+			       g[i].flags & IOURING_BPF_GLOBAL_SIGNED ? "s" : "u", g[i].size * 8,
+			       why ? why : "settable", policy_global_int(p, &g[i]));
+		} else {
+			printf("    %-28s %-8s %u bytes, %s\n", g[i].name, g[i].section, g[i].size,
+			       why ? why : "settable");
+		}
+	}
+
+	if (json_output) {
+		json_array_end(jw);
+		json_key(jw, "kfuncs");
+		json_array_start(jw);
+	} else {
+		printf("  kfuncs (in this kernel?):\n");
+	}
+	/* kfuncs: extern FUNCs of the object's BTF as the file has it (at open,
+	 * libbpf relabels them and puts dummies in .ksyms) */
+	struct btf *raw = btf__parse_elf(argv[0], NULL);
+
+	for (__u32 id = 1; raw && id < btf__type_cnt(raw); id++) {
+		const struct btf_type *t = btf__type_by_id(raw, id);
+		const char *name;
+		bool present;
+
+		if (!btf_is_func(t) || btf_vlen(t) != BTF_FUNC_EXTERN)
+			continue;
+		name = btf__name_by_offset(raw, t->name_off);
+		present = kbtf && btf__find_by_name_kind(kbtf, name, BTF_KIND_FUNC) > 0;
+		if (json_output) {
+			json_object_start(jw);
+			json_kv_string(jw, "name", name);
+			json_kv_bool(jw, "in_kernel", present);
+			json_object_end(jw);
+		} else {
+			printf("    %-32s %s\n", name, present ? "yes" : "no");
+		}
+	}
+	btf__free(raw);
+	if (json_output) {
+		json_array_end(jw);
+		json_key(jw, "kernel_has_io_uring_bpf_ops");
+		has_ops < 0 ? json_null(jw) : json_bool(jw, has_ops);
+		json_object_end(jw);
+		json_destroy(jw);
+	} else {
+		printf("  this kernel has io_uring_bpf_ops: %s\n",
+		       has_ops < 0 ? "unknown (no kernel BTF)" : has_ops ? "yes" : "no");
+	}
+	btf__free(kbtf);
+	iouring_bpf_policy_close(p);
+	return 0;
+}

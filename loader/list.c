@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/* iouring-bpf list and unload: the policies pinned under the pin root. */
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loader.h"
+
+struct prog_stats {
+	__u64 run_cnt, run_time_ns;
+	bool have;
+};
+
+static struct prog_stats prog_stats(const struct pin_meta *m)
+{
+	struct prog_stats s = {};
+
+	for (__u32 i = 0; i < m->nr_progs && i < META_MAX_PROGS; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(m->prog_ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			s.run_cnt += info.run_cnt;
+			s.run_time_ns += info.run_time_ns;
+			s.have = true;
+		}
+		close(fd);
+	}
+	return s;
+}
+
+/* attached / detached / ring gone, from the owner's fdinfo (patch 0008). */
+static const char *ring_state(const struct pin_meta *m)
+{
+	struct foreign_ring r = {};
+	char link[64], target[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", m->owner_pid, m->ring_fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return "ring gone";
+	target[n] = 0;
+	if (strcmp(target, "anon_inode:[io_uring]") || ring_fdinfo(m->owner_pid, m->ring_fd, &r))
+		return "ring gone";
+	return r.bpf_loop == 1 ? "attached" : r.bpf_loop == 0 ? "detached" : "unknown";
+}
+
+/* Integer variables of a pinned data map, decoded with its BTF. */
+static void print_counters(const char *dir, const char *file)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	char path[4400];
+	struct btf *btf = NULL;
+	void *value = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (bpf_map_get_info_by_fd(fd, &info, &len) || !info.btf_id ||
+	    !(btf = btf__load_from_kernel_by_id(info.btf_id)) ||
+	    !(value = calloc(1, info.value_size)) || bpf_map_lookup_elem(fd, &zero, value))
+		goto out;
+
+	const struct btf_type *sec = btf__type_by_id(btf, info.btf_value_type_id);
+	const struct btf_var_secinfo *vs = sec && btf_is_datasec(sec) ? btf_var_secinfos(sec) : NULL;
+
+	for (int i = 0; vs && i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+		const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, var->type));
+		const char *name = btf__name_by_offset(btf, var->name_off);
+		bool is_signed;
+		long long v = 0;
+
+		if (!t || btf_var(var)->linkage == BTF_VAR_STATIC ||
+		    vs->offset + vs->size > info.value_size)
+			continue;
+		if (btf_is_int(t))
+			is_signed = btf_int_encoding(t) & BTF_INT_SIGNED;
+		else if (btf_is_any_enum(t))
+			is_signed = btf_kflag(t);
+		else
+			continue;
+		if (vs->size != 1 && vs->size != 2 && vs->size != 4 && vs->size != 8)
+			continue;
+		v = int_from_bytes((char *)value + vs->offset, vs->size, is_signed);
+		if (json_output)
+			json_kv_int(jw, name, v);
+		else
+			printf(" %s=%lld", name, v);
+	}
+out:
+	free(value);
+	btf__free(btf);
+	close(fd);
+}
+
+static void list_usage(FILE *f)
+{
+	fprintf(f, "usage: %s list\n\n"
+		   "Policies pinned under %s: name, ring owner (PID:FD) and\n"
+		   "whether the policy is still attached, program ids, run count and run time\n"
+		   "(when kernel.bpf_stats_enabled is 1), attach time, and the policy's integer\n"
+		   "globals (its counters and exit status).\n", prog_name, pin_root());
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct dirent *e;
+	DIR *d;
+
+	if (argc && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+		return list_usage(stdout), 0;
+	if (argc) {
+		fprintf(stderr, "%s list: no arguments expected ('%s')\n", prog_name, argv[0]);
+		list_usage(stderr);
+		return USAGE_ERROR;
+	}
+	if (json_output) {
+		jw = json_new(stdout);
+		json_array_start(jw);
+	}
+	d = opendir(pin_root());
+	if (!d && errno != ENOENT) {
+		if (json_output)
+			json_array_end(jw), json_destroy(jw);
+		return fail(errno, "%s: %s", pin_root(), strerror(errno));
+	}
+	if (!json_output)
+		printf("%-16s %-12s %-10s %-10s %10s %12s  %-19s %s\n", "NAME", "RING", "STATE",
+		       "PROG_IDS", "RUNS", "RUN_NS", "ATTACHED", "OBJECT");
+	while (d && (e = readdir(d))) {
+		struct pin_meta m = {};
+		char dir[4200], path[4300], when[32], ids[64] = "";
+		__u32 zero = 0;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", pin_root(), e->d_name);
+		snprintf(path, sizeof(path), "%s/meta", dir);
+		fd = bpf_obj_get(path);
+		if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &m) || m.version != 1) {
+			warn("%s: no readable attachment record; '%s unload %s' removes it", dir,
+			     prog_name, e->d_name);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		close(fd);
+
+		struct prog_stats s = prog_stats(&m);
+		time_t t = m.attach_time_ns / 1000000000ULL;
+		struct tm tm;
+		const char *state = ring_state(&m);
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+		for (__u32 i = 0; i < m.nr_progs && i < META_MAX_PROGS; i++)
+			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%u", i ? "," : "",
+				 m.prog_ids[i]);
+		if (json_output) {
+			json_object_start(jw);
+			json_kv_string(jw, "name", e->d_name);
+			json_kv_string(jw, "pin", dir);
+			json_kv_int(jw, "owner_pid", m.owner_pid);
+			json_kv_int(jw, "ring_fd", m.ring_fd);
+			json_kv_string(jw, "state", state);
+			json_kv_string(jw, "object", m.object);
+			json_kv_string(jw, "ops_map", m.ops_map);
+			json_key(jw, "prog_ids");
+			json_array_start(jw);
+			for (__u32 i = 0; i < m.nr_progs && i < META_MAX_PROGS; i++)
+				json_uint(jw, m.prog_ids[i]);
+			json_array_end(jw);
+			json_key(jw, "run_cnt");
+			s.have ? json_uint(jw, s.run_cnt) : json_null(jw);
+			json_key(jw, "run_time_ns");
+			s.have ? json_uint(jw, s.run_time_ns) : json_null(jw);
+			json_kv_uint(jw, "attach_time_ns", m.attach_time_ns);
+			json_kv_string(jw, "attach_time", when);
+			json_key(jw, "globals");
+			json_object_start(jw);
+			print_counters(dir, "bss");
+			print_counters(dir, "data");
+			json_object_end(jw);
+			json_object_end(jw);
+		} else {
+			char ring[32];
+
+			snprintf(ring, sizeof(ring), "%d:%d", m.owner_pid, m.ring_fd);
+			printf("%-16s %-12s %-10s %-10s %10llu %12llu  %-19s %s\n", e->d_name, ring,
+			       state, ids, (unsigned long long)s.run_cnt,
+			       (unsigned long long)s.run_time_ns, when, m.object);
+			printf("  globals:");
+			print_counters(dir, "bss");
+			print_counters(dir, "data");
+			printf("\n");
+		}
+	}
+	if (d)
+		closedir(d);
+	if (json_output) {
+		json_array_end(jw);
+		json_destroy(jw);
+	}
+	return 0;
+}
+
+static void unload_usage(FILE *f)
+{
+	fprintf(f, "usage: %s unload NAME\n\n"
+		   "Unpin %s/NAME: the policy detaches from its ring\n"
+		   "(unless something else holds its link) and the owner's next io_uring_enter()\n"
+		   "behaves as on a ring without a policy.\n", prog_name, pin_root());
+}
+
+int cmd_unload(int argc, char **argv)
+{
+	char dir[4200];
+	int ret;
+
+	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+		return unload_usage(stdout), 0;
+	if (argc != 1) {
+		fprintf(stderr, "%s unload: one NAME expected\n", prog_name);
+		unload_usage(stderr);
+		return USAGE_ERROR;
+	}
+	if (pin_name_check(argv[0]))
+		return fail(EINVAL, "'%s' is not a pin name", argv[0]);
+	snprintf(dir, sizeof(dir), "%s/%s", pin_root(), argv[0]);
+	if (access(dir, F_OK))
+		return fail(ENOENT, "no pinned policy '%s' (%s list shows them)", argv[0], prog_name);
+	ret = unpin_dir(dir);
+	if (ret)
+		return fail(ret, "removing %s: %s", dir, strerror(-ret));
+	if (json_output) {
+		jw = json_new(stdout);
+		json_object_start(jw);
+		json_kv_string(jw, "unloaded", argv[0]);
+		json_object_end(jw);
+		json_destroy(jw);
+	} else {
+		printf("%s: detached and unpinned\n", argv[0]);
+	}
+	return 0;
+}

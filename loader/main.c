@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iouring-bpf: load, run, list, inspect and unload io_uring BPF policies.
+ * Commands live in a table, as in bpftool; each parses its own arguments.
+ * Exit status: 0 done, 1 failed, 2 usage error.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <liburing-bpf.h>
+
+#include "loader.h"
+
+bool json_output;
+bool debug_output;
+struct json *jw;
+const char *prog_name = "iouring-bpf";
+
+#define IOURING_BPF_VERSION "0.1"
+
+int fail(int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json_output) {
+		struct json *e = json_new(stdout);
+
+		json_object_start(e);
+		json_kv_string(e, "error", msg);
+		json_kv_int(e, "errno", err > 0 ? -err : err);
+		json_object_end(e);
+		json_destroy(e);
+	} else {
+		fprintf(stderr, "%s: %s\n", prog_name, msg);
+	}
+	return err > 0 ? -err : err;
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", prog_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* libbpf's messages: printed with -d, else kept for a verifier log tail. */
+static char log_buf[1 << 17];
+static size_t log_len;
+
+void libbpf_log_reset(void)
+{
+	log_len = 0;
+	log_buf[0] = 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (debug_output)
+		return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (log_len > sizeof(log_buf) / 2) {	/* keep the newest half */
+		memmove(log_buf, log_buf + log_len - sizeof(log_buf) / 4, sizeof(log_buf) / 4);
+		log_len = sizeof(log_buf) / 4;
+	}
+	n = vsnprintf(log_buf + log_len, sizeof(log_buf) - log_len, fmt, ap);
+	if (n > 0)
+		log_len += (size_t)n < sizeof(log_buf) - log_len ? (size_t)n :
+			   sizeof(log_buf) - log_len - 1;
+	return n;
+}
+
+/* The end of the last verifier log libbpf printed (or of its messages). */
+void libbpf_log_print_tail(unsigned int lines)
+{
+	char *end = strstr(log_buf, "-- END PROG LOAD LOG --"), *start;
+
+	if (!log_len)
+		return;
+	for (char *next = end; next; next = strstr(end + 1, "-- END PROG LOAD LOG --"))
+		end = next;
+	if (!end)
+		end = log_buf + log_len;
+	start = end;
+	while (start > log_buf && lines) {
+		start--;
+		if (*start == '\n' && start + 1 < end)
+			lines--;
+	}
+	if (*start == '\n')
+		start++;
+	fprintf(stderr, "%s: end of the verifier log (-d prints all of it):\n", prog_name);
+	fwrite(start, 1, end - start, stderr);
+}
+
+long long int_from_bytes(const void *p, unsigned int size, bool is_signed)
+{
+	switch (size) {
+	case 1: return is_signed ? (long long)*(const __s8 *)p : (long long)*(const __u8 *)p;
+	case 2: return is_signed ? (long long)*(const __s16 *)p : (long long)*(const __u16 *)p;
+	case 4: return is_signed ? (long long)*(const __s32 *)p : (long long)*(const __u32 *)p;
+	case 8: return *(const long long *)p;
+	default: return 0;
+	}
+}
+
+long long policy_global_int(const struct iouring_bpf_policy *p, const struct iouring_bpf_global *g)
+{
+	__u64 v = 0;
+
+	if (g->size > sizeof(v) || iouring_bpf_policy_get_global(p, g->name, &v, g->size))
+		return 0;
+	return int_from_bytes(&v, g->size, g->flags & IOURING_BPF_GLOBAL_SIGNED);
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "load", cmd_load, "load PROG.o --ring PID:FD [--pin NAME] [--set VAR=VALUE]...\n"
+			    "        load PROG.o --ring [--entries N] [--set VAR=VALUE]..." },
+	{ "list", cmd_list, "list" },
+	{ "unload", cmd_unload, "unload NAME" },
+	{ "inspect", cmd_inspect, "inspect PROG.o" },
+	{ "help", cmd_help, "help" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s [--json|-j] [-p|--pretty] [-d|--debug] COMMAND ...\n"
+		   "       %s COMMAND --help\n"
+		   "       %s --version\n\ncommands:\n", prog_name, prog_name, prog_name);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %s\n", commands[i].summary);
+	fprintf(f, "\n"
+		   "  load      attach a policy to a ring another process owns (PID:FD) and pin\n"
+		   "            it under %s/NAME; or, with --ring alone, create a\n"
+		   "            ring, run the policy until it stops and print its exit status\n"
+		   "            and counters\n"
+		   "  list      pinned policies: owner, programs, runs, counters\n"
+		   "  unload    detach and unpin a pinned policy\n"
+		   "  inspect   what a policy object holds and needs, and whether this kernel\n"
+		   "            has it\n\n"
+		   "options:\n"
+		   "  -j, --json     JSON output (errors too: {\"error\": ..., \"errno\": ...})\n"
+		   "  -d, --debug    print libbpf's debug output, and whole verifier logs\n"
+		   "  -h, --help     this text\n"
+		   "See iouring-bpf(8).\n", PIN_ROOT_DEFAULT);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i, ret;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-j") || !strcmp(o, "--json"))
+			json_output = true;
+		else if (!strcmp(o, "-p") || !strcmp(o, "--pretty"))
+			json_output = true;	/* accepted for bpftool habits */
+		else if (!strcmp(o, "-d") || !strcmp(o, "--debug"))
+			debug_output = true;
+		else if (!strcmp(o, "-h") || !strcmp(o, "--help"))
+			return usage(stdout), 0;
+		else if (!strcmp(o, "-V") || !strcmp(o, "--version"))
+			return printf("%s %s (libbpf %s)\n", prog_name, IOURING_BPF_VERSION,
+				      libbpf_version_string()), 0;
+		else {
+			fprintf(stderr, "%s: unknown option '%s'\n", prog_name, o);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i == argc) {
+		usage(stderr);
+		return 2;
+	}
+	libbpf_set_print(libbpf_print);
+	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+		if (strcmp(argv[i], commands[c].name))
+			continue;
+		ret = commands[c].fn(argc - i - 1, argv + i + 1);
+		return ret == USAGE_ERROR ? 2 : ret ? 1 : 0;
+	}
+	fprintf(stderr, "%s: unknown command '%s' (commands: load, list, unload, inspect)\n",
+		prog_name, argv[i]);
+	return 2;
+}
