@@ -114,6 +114,12 @@ void json_uint(struct json *j, unsigned long long v)
 	fprintf(j->f, "%llu", v);
 }
 
+void json_double(struct json *j, double v)
+{
+	json_sep(j);
+	fprintf(j->f, "%.3f", v);
+}
+
 void json_bool(struct json *j, bool v)
 {
 	json_sep(j);

@@ -18,6 +18,7 @@ void json_array_end(struct json *j);
 void json_string(struct json *j, const char *s);
 void json_int(struct json *j, long long v);
 void json_uint(struct json *j, unsigned long long v);
+void json_double(struct json *j, double v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 

@@ -239,7 +239,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		json_kv_int(jw, "exit_status", status);
 		json_kv_string(jw, "exit_status_text", status ? strerror(-status) : "ok");
 		json_key(jw, "run_ms");
-		fprintf(stdout, "%.3f", ms);
+		json_double(jw, ms);
 		json_key(jw, "counters");
 		json_object_start(jw);
 	} else {

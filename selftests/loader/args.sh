@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# loader/args (host): argument parsing, help, and every error that needs no
+# io_uring_bpf_ops kernel: bad objects, bad --set, missing pins; JSON output.
+# usage: args.sh TOOL NOPS.bpf.o GLOBALS.bpf.o NO_OPS.bpf.o COMPLETION MANPAGE
+set -u
+T=$1 NOPS=$2 GLOBALS=$3 NO_OPS=$4 COMPLETION=$5 MANPAGE=$6
+. "$(dirname "$0")/lib.sh"
+export IOURING_BPF_PIN_ROOT=$(mktemp -d)/iouring-bpf
+trap 'rm -rf "$(dirname "$IOURING_BPF_PIN_ROOT")"' EXIT
+
+# help and usage
+expect 0 'usage: .* COMMAND' "$T" --help
+expect 0 '^iouring-bpf [0-9]' "$T" --version
+for c in load list unload inspect; do expect 0 "usage: .*$c" "$T" "$c" --help; done
+expect 2 'usage:' "$T"
+expect 2 "unknown command 'frob'" "$T" frob
+expect 2 "unknown option '--frob'" "$T" --frob list
+expect 2 'which object' "$T" load --ring
+expect 2 '--ring is required' "$T" load "$NOPS"
+expect 2 "'12:x' is not PID:FD" "$T" load "$NOPS" --ring 12:x
+expect 2 "'0:3' is not PID:FD" "$T" load "$NOPS" --ring 0:3
+expect 2 '--set wants VAR=VALUE' "$T" load "$NOPS" --ring --set nop_total
+expect 2 '--pin needs --ring PID:FD' "$T" load "$NOPS" --ring --pin x
+expect 2 '--entries wants a power of two' "$T" load "$NOPS" --ring --entries 3
+expect 2 '--entries is for a ring of our own' "$T" load "$NOPS" --ring 1:3 --entries 8
+expect 2 "pin name 'a/b' must be" "$T" load "$NOPS" --ring 1:3 --pin a/b
+expect 2 'one object only' "$T" load "$NOPS" "$NOPS" --ring
+expect 2 'no arguments expected' "$T" list extra
+expect 2 'one NAME expected' "$T" unload
+
+# objects
+expect 1 'not a BPF ELF object' "$T" load /etc/passwd --ring
+expect 1 'No such file' "$T" load /nonexistent.bpf.o --ring
+expect 1 'no io_uring_bpf_ops map' "$T" load "$NO_OPS" --ring
+
+# --set
+expect 1 "has no global 'nope'" "$T" load "$NOPS" --ring --set nope=1
+expect 1 'is const, not const volatile' "$T" load "$GLOBALS" --ring --set g_const=1
+expect 1 "'4294967296' does not fit global 'nop_inflight' \(unsigned 32-bit" \
+	"$T" load "$NOPS" --ring --set nop_inflight=4294967296
+expect 1 "'-1' does not fit" "$T" load "$NOPS" --ring --set nop_total=-1
+expect 1 "'abc' is not an integer" "$T" load "$NOPS" --ring --set nop_total=abc
+expect 1 "'iou_geom' is not an integer" "$T" load "$NOPS" --ring --set iou_geom=1
+
+# a kernel without io_uring_bpf_ops: a BTF without the type (an object's)...
+IOURING_BPF_KERNEL_BTF=$NO_OPS expect 1 'has no io_uring_bpf_ops: io_uring BPF policies need' \
+	"$T" load "$NOPS" --ring --set nop_total=10
+# ...and this host's own kernel, when it lacks it (the usual case)
+if ! "$T" inspect "$NOPS" | grep -q 'has io_uring_bpf_ops: yes'; then
+	expect 1 "this kernel \($(uname -r)\) has no io_uring_bpf_ops" "$T" load "$NOPS" --ring
+fi
+
+# pins
+expect 1 "no pinned policy 'ghost'" "$T" unload ghost
+expect 1 "'a/b' is not a pin name" "$T" unload a/b
+expect 0 'NAME +RING +STATE' "$T" list
+json_check 'j == []' "$T" --json list
+
+# JSON: errors, inspect
+json_check 'j["errno"] == -22 and "not a BPF ELF" in j["error"]' "$T" -j load /etc/passwd --ring
+json_check '[p["name"] for p in j["programs"]] == ["nops_step"] and
+	j["struct_ops"][0]["type"] == "io_uring_bpf_ops" and
+	any(g["name"] == "nop_total" and g["settable"] and g["default"] == 1000 for g in j["globals"]) and
+	any(k["name"] == "bpf_io_uring_submit_sqes" for k in j["kfuncs"])' "$T" -j inspect "$NOPS"
+json_check 'any(g["name"] == "g_const" and not g["settable"] and "const" in g["why_not"] for g in j["globals"])' \
+	"$T" --json inspect "$GLOBALS"
+expect 0 'nop_total +\.rodata +u32 +settable +default 1000' "$T" inspect "$NOPS"
+
+# man page and bash completion
+if man -l "$MANPAGE" 2>/dev/null | grep -q 'pidfd_getfd'; then
+	echo "ok: man page renders"
+else
+	echo "FAIL: man -l $MANPAGE does not render or lacks pidfd_getfd"; fails=$((fails + 1))
+fi
+# shellcheck disable=SC1090
+. "$COMPLETION"
+COMP_WORDS=(iouring-bpf lo); COMP_CWORD=1; _iouring_bpf
+if [ "${COMPREPLY[*]}" = load ]; then echo "ok: completes 'lo' to load"; else
+	echo "FAIL: completion of 'lo': ${COMPREPLY[*]}"; fails=$((fails + 1)); fi
+COMP_WORDS=(iouring-bpf load x.bpf.o --r); COMP_CWORD=3; _iouring_bpf
+if [ "${COMPREPLY[*]}" = --ring ]; then echo "ok: completes --r to --ring"; else
+	echo "FAIL: completion of '--r': ${COMPREPLY[*]}"; fails=$((fails + 1)); fi
+finish

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# loader/errors (VM): every kernel-side refusal in plain words: rings that
+# cannot take a loop, a ring that has one, PID:FD that is not an io_uring,
+# no permission, a verifier rejection, a pin name in use.
+# usage: errors.sh TOOL RING_OWNER NOPS.bpf.o BAD.bpf.o
+set -u
+T=$1 OWNER=$2 NOPS=$3 BAD=$4
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/owner.sh"
+
+start_owner nd no-defer
+expect 1 'without IORING_SETUP_DEFER_TASKRUN' "$T" load "$NOPS" --ring "$ring"
+start_owner sq sqpoll
+expect 1 'uses SQPOLL' "$T" load "$NOPS" --ring "$ring"
+start_owner io iopoll
+expect 1 'uses IOPOLL' "$T" load "$NOPS" --ring "$ring"
+
+start_owner a loop
+pid=${ring%%:*}
+expect 1 "no process 999999" "$T" load "$NOPS" --ring 999999:3
+expect 1 "process $pid has no fd 99" "$T" load "$NOPS" --ring "$pid:99"
+expect 1 "$pid:0 is not an io_uring \(it is " "$T" load "$NOPS" --ring "$pid:0"
+
+# pidfd_getfd() as an unprivileged user on root's process
+expect 1 'not allowed to take fd .* rights of ptrace attach' \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$T" load "$NOPS" --ring "$ring"
+
+# verifier: the end of the log, not all of it; -d gives all of it
+expect 1 'the verifier rejected the policy' "$T" load "$BAD" --ring "$ring" --pin t-bad
+out=$("$T" load "$BAD" --ring "$ring" --pin t-bad 2>&1)
+lines=$(wc -l <<<"$out")
+if grep -q 'end of the verifier log' <<<"$out" && grep -qi 'invalid\|access\|bounds' <<<"$out" &&
+   [ "$lines" -le 25 ]; then echo "ok: verifier log tail ($lines lines)"; else
+	echo "FAIL: verifier tail ($lines lines): $out"; fails=$((fails + 1)); fi
+full=$("$T" -d load "$BAD" --ring "$ring" --pin t-bad 2>&1 | wc -l)
+if [ "$full" -gt "$lines" ]; then echo "ok: -d prints more ($full lines)"; else
+	echo "FAIL: -d printed $full lines, no more than $lines"; fails=$((fails + 1)); fi
+
+# a ring that already has a policy; a pin name in use
+expect 0 'pinned at' "$T" load "$NOPS" --ring "$ring" --pin t-first
+expect 1 "ring $ring already has a policy attached" "$T" load "$NOPS" --ring "$ring" --pin t-second
+start_owner b loop
+expect 1 "pin name 't-first' is already used" "$T" load "$NOPS" --ring "$ring" --pin t-first
+expect 0 'detached and unpinned' "$T" unload t-first
+[ -z "$(ls /sys/fs/bpf/iouring-bpf/)" ] && echo "ok: nothing left pinned" ||
+	{ echo "FAIL: left pinned: $(ls /sys/fs/bpf/iouring-bpf/)"; fails=$((fails + 1)); }
+finish

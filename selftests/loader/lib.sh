@@ -1,0 +1,37 @@
+# Shared by the loader tests (sourced). T is the tool.
+fails=0
+
+# expect STATUS PATTERN CMD...: CMD exits STATUS and its output has PATTERN.
+expect() {
+	local want=$1 pattern=$2 out status
+	shift 2
+	out=$("$@" 2>&1)
+	status=$?
+	if [ "$status" != "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+		echo "FAIL: $* -> exit $status (want $want), output:"
+		sed 's/^/    /' <<<"$out"
+		echo "    (wanted /$pattern/)"
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: $* -> $status: $(grep -E -m1 -- "$pattern" <<<"$out")"
+}
+
+# json_check EXPR CMD...: CMD prints JSON for which the Python EXPR (over j) is true.
+json_check() {
+	local expr=$1 out
+	shift
+	out=$("$@" 2>/dev/null)
+	if ! python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if ($expr) else 1)" "$out"; then
+		echo "FAIL: $* | $expr; output: $out"
+		fails=$((fails + 1))
+		return 1
+	fi
+	echo "ok: $* | $expr"
+}
+
+finish() {
+	[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
+	echo "$fails check(s) failed"
+	exit 1
+}
