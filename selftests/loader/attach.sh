@@ -42,8 +42,7 @@ expect 0 'detached and unpinned' "$T" unload nops
 
 # the owner exits with a policy attached: list says so, unload still works
 expect 0 'pinned at' "$T" load "$NOPS" --ring "$ring" --pin t-gone
-owner_cmd a quit >/dev/null
-wait "${owner_pid[a]}"
+stop_owner a
 expect 0 '^t-gone +[0-9]+:[0-9]+ +ring gone' "$T" list
 expect 0 'detached and unpinned' "$T" unload t-gone
 finish

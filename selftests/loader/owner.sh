@@ -20,6 +20,12 @@ start_owner() {
 	case $ring in *:*) ;; *) echo "FAIL: owner $kind did not start: $ring"; exit 1 ;; esac
 }
 
+# stop_owner VAR: the owner exits (closing its ring)
+stop_owner() {
+	echo quit >&"${owner_in[$1]}"
+	wait "${owner_pid[$1]}"
+}
+
 # owner_cmd VAR CMD: the owner's reply to CMD (waits up to 60 s)
 owner_cmd() {
 	local v=$1 n i
@@ -30,6 +36,7 @@ owner_cmd() {
 		[ "$(wc -l <"$owner_dir/$v.out")" -ge "$n" ] && break
 		sleep 0.1
 	done
+	[ "$i" -ge 20 ] && echo "(owner took $((i / 10)) s to answer $2)" >&2
 	sed -n "${n}p" "$owner_dir/$v.out"
 }
 
