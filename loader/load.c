@@ -292,7 +292,10 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	meta.attach_time_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
-	snprintf(meta.object, sizeof(meta.object), "%s", a->object);
+	char *abs = realpath(a->object, NULL);	/* list is read from anywhere */
+
+	snprintf(meta.object, sizeof(meta.object), "%s", abs ? abs : a->object);
+	free(abs);
 	bpf_object__for_each_map(map, obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS && bpf_map__fd(map) >= 0)
 			snprintf(meta.ops_map, sizeof(meta.ops_map), "%s", bpf_map__name(map));
