@@ -142,7 +142,7 @@ static const struct command {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s [--json|-j] [-p|--pretty] [-d|--debug] COMMAND ...\n"
+	fprintf(f, "usage: %s [-j|--json] [-d|--debug] COMMAND ...\n"
 		   "       %s COMMAND --help\n"
 		   "       %s --version\n\ncommands:\n", prog_name, prog_name, prog_name);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -180,8 +180,6 @@ int main(int argc, char **argv)
 
 		if (!strcmp(o, "-j") || !strcmp(o, "--json"))
 			json_output = true;
-		else if (!strcmp(o, "-p") || !strcmp(o, "--pretty"))
-			json_output = true;	/* accepted for bpftool habits */
 		else if (!strcmp(o, "-d") || !strcmp(o, "--debug"))
 			debug_output = true;
 		else if (!strcmp(o, "-h") || !strcmp(o, "--help"))
