@@ -67,8 +67,8 @@ int cmd_inspect(int argc, char **argv)
 	}
 	obj = iouring_bpf_policy_object(p);
 	btf = bpf_object__btf(obj);
-	kbtf = btf__load_vmlinux_btf();
-	has_ops = kernel_has_bpf_ops();
+	kbtf = kernel_btf_load();
+	has_ops = kernel_has_bpf_ops(kbtf);
 
 	if (json_output) {
 		jw = json_new(stdout);

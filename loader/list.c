@@ -43,15 +43,10 @@ static struct prog_stats prog_stats(const struct pin_meta *m)
 static const char *ring_state(const struct pin_meta *m)
 {
 	struct foreign_ring r = {};
-	char link[64], target[64];
-	ssize_t n;
+	char target[64];
 
-	snprintf(link, sizeof(link), "/proc/%d/fd/%d", m->owner_pid, m->ring_fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return "ring gone";
-	target[n] = 0;
-	if (strcmp(target, "anon_inode:[io_uring]") || ring_fdinfo(m->owner_pid, m->ring_fd, &r))
+	if (!fd_is_io_uring(m->owner_pid, m->ring_fd, target, sizeof(target)) ||
+	    ring_fdinfo(m->owner_pid, m->ring_fd, &r))
 		return "ring gone";
 	return r.bpf_loop == 1 ? "attached" : r.bpf_loop == 0 ? "detached" : "unknown";
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
@@ -138,9 +139,11 @@ static void default_pin_name(const char *object, char *name, size_t size)
 
 static int check_kernel(void)
 {
+	struct btf *btf = kernel_btf_load();
+	int ret = btf ? kernel_has_bpf_ops(btf) : -errno;
 	struct utsname u;
-	int ret = kernel_has_bpf_ops();
 
+	btf__free(btf);
 	uname(&u);
 	if (ret < 0)
 		return fail(ret, "cannot read the kernel's BTF (%s): %s; io_uring BPF policies need "

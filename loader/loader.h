@@ -64,7 +64,10 @@ struct foreign_ring {
 int parse_pid_fd(const char *arg, int *pid, int *fd);
 int foreign_ring_open(struct foreign_ring *r, int pid, int fd);
 int ring_fdinfo(int pid, int fd, struct foreign_ring *r);
-int kernel_has_bpf_ops(void);
+bool fd_is_io_uring(int pid, int fd, char *target, size_t size);
+struct btf;
+struct btf *kernel_btf_load(void);
+int kernel_has_bpf_ops(const struct btf *btf);
 
 int cmd_load(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -76,11 +76,21 @@ int ring_fdinfo(int pid, int fd, struct foreign_ring *r)
 	return have_mask ? 0 : -ENOTTY;
 }
 
+bool fd_is_io_uring(int pid, int fd, char *target, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+	n = readlink(link, target, size - 1);
+	snprintf(target + (n > 0 ? n : 0), size - (n > 0 ? n : 0), "%s", n > 0 ? "" : "unknown");
+	return n > 0 && !strcmp(target, "anon_inode:[io_uring]");
+}
+
 int foreign_ring_open(struct foreign_ring *r, int pid, int fd)
 {
-	char link[64], target[256];
+	char target[256];
 	int pidfd, ret;
-	ssize_t n;
 
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
@@ -103,29 +113,26 @@ int foreign_ring_open(struct foreign_ring *r, int pid, int fd)
 			return fail(ret, "process %d has no fd %d", pid, fd);
 		return fail(ret, "pidfd_getfd(%d, %d): %s", pid, fd, strerror(ret));
 	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", r->fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	target[n > 0 ? n : 0] = 0;
-	if (strcmp(target, "anon_inode:[io_uring]"))
-		return fail(ENOTTY, "%d:%d is not an io_uring (it is %s)", pid, fd,
-			    n > 0 ? target : "unknown");
+	if (!fd_is_io_uring(getpid(), r->fd, target, sizeof(target)))
+		return fail(ENOTTY, "%d:%d is not an io_uring (it is %s)", pid, fd, target);
 	ret = ring_fdinfo(getpid(), r->fd, r);
 	if (ret)
 		return fail(ret, "reading the fdinfo of ring %d:%d: %s", pid, fd, strerror(-ret));
 	return 0;
 }
 
-/* 1 when the kernel's BTF has struct io_uring_bpf_ops, 0 when not. */
-int kernel_has_bpf_ops(void)
+/* The running kernel's BTF (IOURING_BPF_KERNEL_BTF names another file). */
+struct btf *kernel_btf_load(void)
 {
 	const char *path = getenv("IOURING_BPF_KERNEL_BTF");
-	struct btf *btf;
-	int id;
 
-	btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	return path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+}
+
+/* 1 when btf (a kernel's) has struct io_uring_bpf_ops, 0 when not. */
+int kernel_has_bpf_ops(const struct btf *btf)
+{
 	if (!btf)
-		return -errno;
-	id = btf__find_by_name_kind(btf, "io_uring_bpf_ops", BTF_KIND_STRUCT);
-	btf__free(btf);
-	return id > 0;
+		return -ENOENT;
+	return btf__find_by_name_kind(btf, "io_uring_bpf_ops", BTF_KIND_STRUCT) > 0;
 }
