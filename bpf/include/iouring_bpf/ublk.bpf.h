@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A ublk queue served by a loop_step policy, inside the queue daemon's
+ * io_uring_enter(), with zero copy. The policy only says where a request's
+ * bytes live: it defines
+ *
+ *	static int iou_ublk_map(struct iou_ublk_tag *t, __u64 off, __u32 len);
+ *
+ * which describes device bytes [off, off + len) as extents (fixed file,
+ * file offset, offset in the request) with iou_ublk_add_extent(), and
+ * returns 0 or -errno (the request then fails with that error). The engine
+ * below does the rest, per request:
+ *
+ *   READ/WRITE	  REGISTER_IO_BUF(tag) + READ_FIXED/WRITE_FIXED per extent;
+ *		  short transfers are resumed, a read that meets end of file
+ *		  is zero-filled from /dev/zero; then UNREGISTER + COMMIT.
+ *		  No extent: completed at once (data ignored, reads unfilled).
+ *   FLUSH	  fsync of every backing file.
+ *   DISCARD,
+ *   WRITE_ZEROES fallocate(PUNCH_HOLE | KEEP_SIZE) per extent: the range
+ *		  reads back as zeros (NOUNMAP is not honoured).
+ *   others	  -EOPNOTSUPP.
+ *
+ * Errors reach the block layer as the request's status. The loop stops
+ * with iou_exit_status 0 when every tag's command came back aborted (the
+ * device was stopped), or with -errno on a broken command stream.
+ * Set-up contract (ring, fixed files and buffers, iou_ublk): ublk.h.
+ */
+#ifndef IOURING_BPF_UBLK_BPF_H
+#define IOURING_BPF_UBLK_BPF_H
+
+#include "ring.bpf.h"
+#include "ublk.h"
+
+/* extension kfunc (kernel/patches: ublk BPF support) */
+extern int bpf_ublk_get_io_desc(__u32 dev_id, __u32 q_id, __u32 tag, void *desc,
+				__u32 desc__sz) __ksym __weak;
+
+#define UBLK_IO_OP_READ		0
+#define UBLK_IO_OP_WRITE	1
+#define UBLK_IO_OP_FLUSH	2
+#define UBLK_IO_OP_DISCARD	3
+#define UBLK_IO_OP_WRITE_ZEROES	5
+#define UBLK_IO_RES_ABORT	(-ENODEV)
+
+/* _IOWR('u', nr, struct ublksrv_io_cmd) */
+#define IOU_UBLK_CMD(nr)	(0xc0107500u | (nr))
+#define IOU_UBLK_FETCH		IOU_UBLK_CMD(0x20)
+#define IOU_UBLK_COMMIT		IOU_UBLK_CMD(0x21)
+#define IOU_UBLK_REGISTER	IOU_UBLK_CMD(0x23)
+#define IOU_UBLK_UNREGISTER	IOU_UBLK_CMD(0x24)
+
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE	0x01
+#define FALLOC_FL_PUNCH_HOLE	0x02
+#endif
+
+const volatile struct iouring_bpf_ublk_geometry iou_ublk;
+
+#define IOU_UBLK_MAX_EXTENTS	4
+#define IOU_UBLK_MAX_EMIT	8
+
+struct iou_ublk_extent {
+	__u64 file_off;
+	__u32 file;		/* fixed file index */
+	__u32 buf_off;		/* offset in the request's buffer */
+	__u32 len;		/* bytes still to move */
+	__u32 zero;		/* end of file met: zero-fill len bytes */
+};
+
+enum iou_ublk_kind {
+	IOU_UBLK_K_CMD,		/* FETCH or COMMIT_AND_FETCH */
+	IOU_UBLK_K_REG,
+	IOU_UBLK_K_IO,		/* READ_FIXED/WRITE_FIXED of an extent */
+	IOU_UBLK_K_ZERO,	/* READ_FIXED from /dev/zero */
+	IOU_UBLK_K_FSYNC,
+	IOU_UBLK_K_FALLOC,
+	IOU_UBLK_K_UNREG,
+	IOU_UBLK_K_FETCH,	/* first FETCH (emitted as K_CMD) */
+};
+
+struct iou_ublk_tag {
+	struct iou_ublk_extent ext[IOU_UBLK_MAX_EXTENTS];
+	__u8 emit_kind[IOU_UBLK_MAX_EMIT];
+	__u8 emit_arg[IOU_UBLK_MAX_EMIT];
+	__u32 nr_emit;
+	__u32 nr_ext;
+	__u32 op;
+	__u32 len;		/* request bytes */
+	__u32 pending;		/* CQEs the request still waits for */
+	__s32 res;		/* first error, else 0 */
+	__s32 commit_res;
+	__u32 registered;
+	__u32 queued;		/* on the to-submit list */
+	__u32 aborted;
+};
+
+static struct iou_ublk_tag iou_ublk_tags[IOU_UBLK_MAX_DEPTH];
+static __u32 iou_ublk_todo[IOU_UBLK_MAX_DEPTH];
+__u32 iou_ublk_nr_todo;
+__u32 iou_ublk_started;
+__u32 iou_ublk_nr_aborted;
+
+/* counters */
+__u64 ublk_requests, ublk_read_bytes, ublk_write_bytes, ublk_zero_filled;
+__u64 ublk_flushes, ublk_discards, ublk_errors;
+
+#define IOU_UBLK_UD(tag, kind, arg) \
+	((__u64)(tag) | ((__u64)(kind) << 16) | ((__u64)(arg) << 24))
+
+static __always_inline struct iou_ublk_tag *iou_ublk_tag(__u32 tag)
+{
+	return &iou_ublk_tags[tag & (IOU_UBLK_MAX_DEPTH - 1)];
+}
+
+/* For iou_ublk_map(): one more extent; -E2BIG past IOU_UBLK_MAX_EXTENTS. */
+static __always_inline int iou_ublk_add_extent(struct iou_ublk_tag *t, __u32 file,
+					       __u64 file_off, __u32 buf_off,
+					       __u32 len)
+{
+	struct iou_ublk_extent *e;
+
+	if (t->nr_ext >= IOU_UBLK_MAX_EXTENTS)
+		return -E2BIG;
+	e = &t->ext[t->nr_ext & (IOU_UBLK_MAX_EXTENTS - 1)];
+	e->file = file;
+	e->file_off = file_off;
+	e->buf_off = buf_off;
+	e->len = len;
+	e->zero = 0;
+	t->nr_ext++;
+	return 0;
+}
+
+static int iou_ublk_map(struct iou_ublk_tag *t, __u64 off, __u32 len);
+
+static __always_inline int iou_ublk_emit(struct iou_ublk_tag *t, __u32 tag,
+					 __u32 kind, __u32 arg)
+{
+	if (t->nr_emit >= IOU_UBLK_MAX_EMIT)
+		return -E2BIG;
+	t->emit_kind[t->nr_emit & (IOU_UBLK_MAX_EMIT - 1)] = kind;
+	t->emit_arg[t->nr_emit & (IOU_UBLK_MAX_EMIT - 1)] = arg;
+	t->nr_emit++;
+	if (kind != IOU_UBLK_K_UNREG && kind != IOU_UBLK_K_CMD &&
+	    kind != IOU_UBLK_K_FETCH)
+		t->pending++;
+	if (!t->queued) {
+		t->queued = 1;
+		iou_ublk_todo[iou_ublk_nr_todo & (IOU_UBLK_MAX_DEPTH - 1)] = tag;
+		iou_ublk_nr_todo++;
+	}
+	return 0;
+}
+
+/* Done with the request: give back the buffer, commit, fetch the next. */
+static __always_inline int iou_ublk_finish(struct iou_ublk_tag *t, __u32 tag,
+					   int res)
+{
+	if (res < 0)
+		ublk_errors++;
+	if (t->registered) {
+		t->registered = 0;
+		if (iou_ublk_emit(t, tag, IOU_UBLK_K_UNREG, 0))
+			return -E2BIG;
+	}
+	t->commit_res = res;
+	return iou_ublk_emit(t, tag, IOU_UBLK_K_CMD, 0);
+}
+
+/* A request arrived on tag: plan its operations. */
+__noinline int iou_ublk_start(__u32 tag)
+{
+	struct iou_ublk_tag *t = iou_ublk_tag(tag);
+	struct ublksrv_io_desc d = {};
+	__u64 off;
+	__u32 i;
+	int ret;
+
+	ret = bpf_ublk_get_io_desc(iou_ublk.dev_id, iou_ublk.q_id, tag, &d, sizeof(d));
+	if (ret)
+		return ret;
+	ublk_requests++;
+	t->op = d.op_flags & 0xff;
+	t->len = d.nr_sectors << 9;
+	t->res = 0;
+	t->nr_ext = 0;
+	t->pending = 0;
+	off = d.start_sector << 9;
+	if (off + t->len > iou_ublk.dev_sectors << 9)
+		return iou_ublk_finish(t, tag, -EIO);
+
+	switch (t->op) {
+	case UBLK_IO_OP_READ:
+	case UBLK_IO_OP_WRITE:
+		ret = iou_ublk_map(t, off, t->len);
+		if (ret)
+			return iou_ublk_finish(t, tag, ret);
+		if (!t->nr_ext)
+			return iou_ublk_finish(t, tag, t->len);
+		t->registered = 1;
+		if (iou_ublk_emit(t, tag, IOU_UBLK_K_REG, 0))
+			return -E2BIG;
+		bpf_for(i, 0, t->nr_ext)
+			if (iou_ublk_emit(t, tag, IOU_UBLK_K_IO, i))
+				return -E2BIG;
+		return 0;
+	case UBLK_IO_OP_FLUSH:
+		ublk_flushes++;
+		bpf_for(i, 0, iou_ublk.nr_files)
+			if (iou_ublk_emit(t, tag, IOU_UBLK_K_FSYNC, i))
+				return -E2BIG;
+		return t->pending ? 0 : iou_ublk_finish(t, tag, 0);
+	case UBLK_IO_OP_DISCARD:
+	case UBLK_IO_OP_WRITE_ZEROES:
+		ublk_discards++;
+		ret = iou_ublk_map(t, off, t->len);
+		if (ret)
+			return iou_ublk_finish(t, tag, ret);
+		bpf_for(i, 0, t->nr_ext)
+			if (iou_ublk_emit(t, tag, IOU_UBLK_K_FALLOC, i))
+				return -E2BIG;
+		return t->pending ? 0 : iou_ublk_finish(t, tag, 0);
+	default:
+		return iou_ublk_finish(t, tag, -EOPNOTSUPP);
+	}
+}
+
+/* All of a request's operations completed: zero-fill, or finish. */
+static __always_inline int iou_ublk_settle(struct iou_ublk_tag *t, __u32 tag)
+{
+	__u32 i;
+
+	if (t->res < 0)
+		return iou_ublk_finish(t, tag, t->res);
+	if (t->op != UBLK_IO_OP_READ)
+		return iou_ublk_finish(t, tag, t->op == UBLK_IO_OP_WRITE ? t->len : 0);
+	bpf_for(i, 0, IOU_UBLK_MAX_EXTENTS) {
+		struct iou_ublk_extent *e = &t->ext[i & (IOU_UBLK_MAX_EXTENTS - 1)];
+
+		if (i >= t->nr_ext || !e->zero)
+			continue;
+		e->zero = 0;
+		ublk_zero_filled += e->len;
+		if (iou_ublk_emit(t, tag, IOU_UBLK_K_ZERO, i))
+			return -E2BIG;
+	}
+	if (t->pending)
+		return 0;
+	ublk_read_bytes += t->len;
+	return iou_ublk_finish(t, tag, t->len);
+}
+
+/* One CQE: 0, or -errno to stop the loop. */
+__noinline int iou_ublk_cqe(__u64 user_data, int res)
+{
+	__u32 tag = user_data & 0xffff, kind = (user_data >> 16) & 0xff;
+	__u32 arg = (user_data >> 24) & 0xff;
+	struct iou_ublk_tag *t = iou_ublk_tag(tag);
+	struct iou_ublk_extent *e;
+
+	if (tag >= iou_ublk.depth)
+		return -EINVAL;
+	switch (kind) {
+	case IOU_UBLK_K_CMD:
+		if (res == UBLK_IO_RES_ABORT) {
+			if (!t->aborted) {
+				t->aborted = 1;
+				iou_ublk_nr_aborted++;
+			}
+			return 0;
+		}
+		if (res < 0)
+			return res;
+		return iou_ublk_start(tag);
+	case IOU_UBLK_K_UNREG:
+		if (res < 0)
+			ublk_errors++;
+		return 0;
+	case IOU_UBLK_K_REG:
+	case IOU_UBLK_K_FSYNC:
+	case IOU_UBLK_K_FALLOC:
+	case IOU_UBLK_K_ZERO:
+		if (res < 0 && !t->res)
+			t->res = res;
+		break;
+	case IOU_UBLK_K_IO:
+		e = &t->ext[arg & (IOU_UBLK_MAX_EXTENTS - 1)];
+		if (res < 0) {
+			if (!t->res)
+				t->res = res;
+		} else if ((__u32)res < e->len) {
+			if (res == 0 && t->op == UBLK_IO_OP_READ) {
+				e->zero = 1;	/* end of file */
+			} else if (res == 0) {
+				if (!t->res)
+					t->res = -EIO;
+			} else {	/* short: move the rest */
+				e->file_off += res;
+				e->buf_off += res;
+				e->len -= res;
+				t->pending--;
+				return iou_ublk_emit(t, tag, IOU_UBLK_K_IO, arg);
+			}
+		} else if (t->op == UBLK_IO_OP_WRITE) {
+			ublk_write_bytes += res;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (t->pending)
+		t->pending--;
+	if (t->pending)
+		return 0;
+	return iou_ublk_settle(t, tag);
+}
+
+static __always_inline void iou_ublk_prep_cmd(struct io_uring_sqe *sqe, __u32 op,
+					      __u32 tag, int res, __u64 addr,
+					      __u64 user_data)
+{
+	struct ublksrv_io_cmd *cmd = (void *)&sqe->addr3;
+
+	__builtin_memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->flags = 1 << IOSQE_FIXED_FILE_BIT;
+	sqe->fd = IOU_UBLK_CHAR_INDEX;
+	sqe->cmd_op = op;
+	sqe->user_data = user_data;
+	cmd->q_id = iou_ublk.q_id;
+	cmd->tag = tag;
+	cmd->result = res;
+	cmd->addr = addr;
+}
+
+/* Write SQE number k of tag's pending operations: 1, or 0 if none left. */
+__noinline int iou_ublk_prep(struct io_uring_sqe *sqe, __u32 tag, __u32 k)
+{
+	struct iou_ublk_tag *t = iou_ublk_tag(tag);
+	__u32 kind, arg, i;
+	struct iou_ublk_extent *e;
+
+	if (!sqe || k >= t->nr_emit || k >= IOU_UBLK_MAX_EMIT)
+		return 0;
+	kind = t->emit_kind[k & (IOU_UBLK_MAX_EMIT - 1)];
+	arg = t->emit_arg[k & (IOU_UBLK_MAX_EMIT - 1)];
+	i = arg & (IOU_UBLK_MAX_EXTENTS - 1);
+	e = &t->ext[i];
+	switch (kind) {
+	case IOU_UBLK_K_FETCH:
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_FETCH, tag, 0, 0,
+				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
+		break;
+	case IOU_UBLK_K_CMD:
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_COMMIT, tag, t->commit_res, 0,
+				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
+		break;
+	case IOU_UBLK_K_REG:
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_REGISTER, tag, 0, tag,
+				  IOU_UBLK_UD(tag, kind, 0));
+		break;
+	case IOU_UBLK_K_UNREG:
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_UNREGISTER, tag, 0, tag,
+				  IOU_UBLK_UD(tag, kind, 0));
+		break;
+	case IOU_UBLK_K_IO:
+	case IOU_UBLK_K_ZERO:
+		iou_prep_rw(sqe, kind == IOU_UBLK_K_ZERO || t->op == UBLK_IO_OP_READ ?
+			    IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED,
+			    kind == IOU_UBLK_K_ZERO ? IOU_UBLK_ZERO_INDEX : e->file,
+			    e->buf_off, e->len,
+			    kind == IOU_UBLK_K_ZERO ? 0 : e->file_off,
+			    IOU_UBLK_UD(tag, kind, i));
+		sqe->flags = 1 << IOSQE_FIXED_FILE_BIT;
+		sqe->buf_index = tag;
+		break;
+	case IOU_UBLK_K_FSYNC:
+		iou_prep_rw(sqe, IORING_OP_FSYNC, IOU_UBLK_FILE_INDEX(arg), 0, 0, 0,
+			    IOU_UBLK_UD(tag, kind, arg));
+		sqe->flags = 1 << IOSQE_FIXED_FILE_BIT;
+		break;
+	case IOU_UBLK_K_FALLOC:
+		/* fallocate: addr = length, len = mode */
+		iou_prep_rw(sqe, IORING_OP_FALLOCATE, e->file, e->len,
+			    FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, e->file_off,
+			    IOU_UBLK_UD(tag, kind, i));
+		sqe->flags = 1 << IOSQE_FIXED_FILE_BIT;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* Every SQE of tag is written: clear its list. */
+__noinline int iou_ublk_emitted(__u32 tag)
+{
+	struct iou_ublk_tag *t = iou_ublk_tag(tag);
+
+	t->nr_emit = 0;
+	t->queued = 0;
+	return 0;
+}
+
+__noinline int iou_ublk_todo_at(__u32 i)
+{
+	return iou_ublk_todo[i & (IOU_UBLK_MAX_DEPTH - 1)];
+}
+
+/*
+ * The whole step. A policy's loop_step is
+ *	IOURING_BPF_STEP(my_step) { return iou_ublk_step(ring, lp); }
+ */
+static __always_inline int iou_ublk_step(struct io_ring_ctx *ctx,
+					 struct iou_loop_params *lp)
+{
+	struct iou_ring r;
+	__u32 head, ready, i, k, n = 0, todo;
+	int ret;
+
+	if (!bpf_ksym_exists(bpf_ublk_get_io_desc))
+		return iou_stop(-EOPNOTSUPP);
+	if (!iou_ring_open(&r, ctx))
+		return iou_stop(-EFAULT);
+	if (!iou_ublk.depth || iou_ublk.depth > IOU_UBLK_MAX_DEPTH ||
+	    iou_geom.sq_entries < iou_ublk.depth * IOU_UBLK_SQES_PER_TAG)
+		return iou_stop(-EINVAL);
+
+	if (!iou_ublk_started) {
+		iou_ublk_started = 1;
+		bpf_for(i, 0, iou_ublk.depth)
+			if (iou_ublk_emit(iou_ublk_tag(i), i, IOU_UBLK_K_FETCH, 0))
+				return iou_stop(-E2BIG);
+	}
+
+	head = iou_cq_head(&r);
+	ready = iou_cq_tail(&r) - head;
+	bpf_for(i, 0, ready) {
+		struct io_uring_cqe *cqe = iou_cqe_at(&r, head + i);
+
+		ret = iou_ublk_cqe(cqe->user_data, cqe->res);
+		if (ret) {
+			iou_cq_advance(&r, i + 1);
+			return iou_stop(ret);
+		}
+	}
+	iou_cq_advance(&r, ready);
+
+	todo = iou_ublk_nr_todo;
+	if (todo > IOU_UBLK_MAX_DEPTH)
+		return iou_stop(-E2BIG);
+	bpf_for(i, 0, todo) {
+		__u32 tag = iou_ublk_todo_at(i);
+
+		bpf_for(k, 0, IOU_UBLK_MAX_EMIT) {
+			if (!iou_ublk_prep(iou_sqe_at(&r, n), tag, k))
+				break;
+			n++;
+		}
+		iou_ublk_emitted(tag);
+	}
+	iou_ublk_nr_todo = 0;
+	if (n) {
+		ret = bpf_io_uring_submit_sqes(ctx, n);
+		if (ret != (int)n)
+			return iou_stop(ret < 0 ? ret : -EAGAIN);
+	}
+	if (iou_ublk_nr_aborted >= iou_ublk.depth)
+		return iou_stop(0);
+	iou_wait_cqes(&r, lp, 1);
+	return IOU_LOOP_CONTINUE;
+}
+
+#endif
