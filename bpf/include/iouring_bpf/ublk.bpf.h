@@ -393,19 +393,37 @@ __noinline int iou_ublk_prep(struct io_uring_sqe *sqe, __u32 tag, __u32 k)
 	return 1;
 }
 
-/* Every SQE of tag is written: clear its list. */
-__noinline int iou_ublk_emitted(__u32 tag)
-{
-	struct iou_ublk_tag *t = iou_ublk_tag(tag);
+__u32 iou_ublk_todo_pos, iou_ublk_emit_pos;
 
-	t->nr_emit = 0;
-	t->queued = 0;
+/*
+ * Write the next SQE any tag has pending into sqe: 1, or 0 when all were
+ * written (the to-submit list is then empty again).
+ */
+__noinline int iou_ublk_next_sqe(struct io_uring_sqe *sqe)
+{
+	struct iou_ublk_tag *t;
+	__u32 tag, j;
+
+	if (!sqe)
+		return 0;
+	bpf_for(j, 0, IOU_UBLK_MAX_DEPTH) {
+		if (iou_ublk_todo_pos >= iou_ublk_nr_todo ||
+		    iou_ublk_todo_pos >= IOU_UBLK_MAX_DEPTH)
+			break;
+		tag = iou_ublk_todo[iou_ublk_todo_pos & (IOU_UBLK_MAX_DEPTH - 1)];
+		if (iou_ublk_prep(sqe, tag, iou_ublk_emit_pos)) {
+			iou_ublk_emit_pos++;
+			return 1;
+		}
+		t = iou_ublk_tag(tag);
+		t->nr_emit = 0;
+		t->queued = 0;
+		iou_ublk_emit_pos = 0;
+		iou_ublk_todo_pos++;
+	}
+	iou_ublk_todo_pos = iou_ublk_emit_pos = 0;
+	iou_ublk_nr_todo = 0;
 	return 0;
-}
-
-__noinline int iou_ublk_todo_at(__u32 i)
-{
-	return iou_ublk_todo[i & (IOU_UBLK_MAX_DEPTH - 1)];
 }
 
 /*
@@ -416,7 +434,7 @@ static __always_inline int iou_ublk_step(struct io_ring_ctx *ctx,
 					 struct iou_loop_params *lp)
 {
 	struct iou_ring r;
-	__u32 head, ready, i, k, n = 0, todo;
+	__u32 head, ready, i, n = 0;
 	int ret;
 
 	if (!bpf_ksym_exists(bpf_ublk_get_io_desc))
@@ -447,20 +465,16 @@ static __always_inline int iou_ublk_step(struct io_ring_ctx *ctx,
 	}
 	iou_cq_advance(&r, ready);
 
-	todo = iou_ublk_nr_todo;
-	if (todo > IOU_UBLK_MAX_DEPTH)
-		return iou_stop(-E2BIG);
-	bpf_for(i, 0, todo) {
-		__u32 tag = iou_ublk_todo_at(i);
+	/* n grows by a global function's result, which the verifier cannot
+	 * see through: an exact n would make every iteration a new state */
+	bpf_for(i, 0, iou_geom.sq_entries) {
+		int wrote = iou_ublk_next_sqe(iou_sqe_at(&r, n));
 
-		bpf_for(k, 0, IOU_UBLK_MAX_EMIT) {
-			if (!iou_ublk_prep(iou_sqe_at(&r, n), tag, k))
-				break;
-			n++;
-		}
-		iou_ublk_emitted(tag);
+		barrier_var(wrote);
+		if (wrote <= 0)
+			break;
+		n += wrote;
 	}
-	iou_ublk_nr_todo = 0;
 	if (n) {
 		ret = bpf_io_uring_submit_sqes(ctx, n);
 		if (ret != (int)n)
