@@ -187,7 +187,8 @@ __noinline int iou_ublk_start(__u32 tag)
 	t->nr_ext = 0;
 	t->pending = 0;
 	off = d.start_sector << 9;
-	if (off + t->len > iou_ublk.dev_sectors << 9)
+	/* a flush carries no range (its sector is not meaningful) */
+	if (t->op != UBLK_IO_OP_FLUSH && off + t->len > iou_ublk.dev_sectors << 9)
 		return iou_ublk_finish(t, tag, -EIO);
 
 	switch (t->op) {

@@ -1,0 +1,64 @@
+# Shared by the ublk tests (sourced after T is set). Devices added with
+# ublk_add are deleted on exit, whatever happens.
+fails=0
+work=$(mktemp -d /dev/shm/ublk-test.XXXXXX)
+export IOURING_BPF_UBLK_DIR=$work/state
+ublk_ids=()
+
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $*"; exit 77; }
+# json EXPR: stdin is JSON, EXPR (Python, over j) must be true
+json() { python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
+jget() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+
+ublk_cleanup() {
+	local id
+	for id in "${ublk_ids[@]}"; do
+		[ -e "/sys/class/ublk-char/ublkc$id" ] && "$T" ublk del "$id" > /dev/null 2>&1
+	done
+	cd /
+	rm -rf "$work"
+}
+trap ublk_cleanup EXIT
+
+ublk_require() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -e /dev/ublk-control ] || skip "no /dev/ublk-control (CONFIG_BLK_DEV_UBLK)"
+	command -v fio > /dev/null || skip "no fio"
+	[ -x "$T" ] || { echo "FAIL: no tool at $T"; exit 1; }
+	cd "$work"	# fio keeps verify state files in the working directory
+}
+
+# ublk_add ARGS...: add a device (JSON on stdout), remembered for cleanup
+ublk_add() {
+	local out
+	out=$("$T" -j ublk add "$@") || { echo "add $*: $out" >&2; return 1; }
+	ublk_ids+=("$(jget '["id"]' <<<"$out")")
+	echo "$out"
+}
+
+fio_verify() {
+	local dev=$1 name=$2; shift 2
+	fio --name="$name" --filename="$dev" --ioengine=io_uring --direct=1 \
+		--verify=crc32c --do_verify=1 --output="$work/$name.fio" "$@" ||
+		{ cat "$work/$name.fio"; return 1; }
+	grep -q 'err= 0' "$work/$name.fio" || { cat "$work/$name.fio"; return 1; }
+}
+
+# wait_gone PID: up to 20 s for a process to exit (zombies count as gone)
+wait_gone() {
+	local i
+	for i in $(seq 200); do
+		[ -e "/proc/$1" ] || return 0
+		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+finish() {
+	[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
+	echo "$fails check(s) failed"
+	exit 1
+}
