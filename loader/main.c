@@ -12,6 +12,7 @@
 #include <liburing-bpf.h>
 
 #include "loader.h"
+#include "ublk.h"
 
 bool json_output;
 bool debug_output;
@@ -137,6 +138,9 @@ static const struct command {
 	{ "list", cmd_list, "list" },
 	{ "unload", cmd_unload, "unload NAME" },
 	{ "inspect", cmd_inspect, "inspect PROG.o" },
+	{ "ublk", cmd_ublk, "ublk add --target loop|split|loop-user|bpf [--file FILE]... [OPTIONS]\n"
+			    "        ublk list\n"
+			    "        ublk del ID" },
 	{ "help", cmd_help, "help" },
 };
 
@@ -155,7 +159,9 @@ static void usage(FILE *f)
 		   "  list      pinned policies: owner, programs, runs, counters\n"
 		   "  unload    detach and unpin a pinned policy\n"
 		   "  inspect   what a policy object holds and needs, and whether this kernel\n"
-		   "            has it\n\n"
+		   "            has it\n"
+		   "  ublk      ublk block devices served by BPF policies in the kernel (loop,\n"
+		   "            split, your own) or by a copying loop in user space (loop-user)\n\n"
 		   "options:\n"
 		   "  -j, --json     JSON output (errors too: {\"error\": ..., \"errno\": ...})\n"
 		   "  -d, --debug    print libbpf's debug output, and whole verifier logs\n"
@@ -204,7 +210,7 @@ int main(int argc, char **argv)
 		ret = commands[c].fn(argc - i - 1, argv + i + 1);
 		return ret == USAGE_ERROR ? 2 : ret ? 1 : 0;
 	}
-	fprintf(stderr, "%s: unknown command '%s' (commands: load, list, unload, inspect)\n",
+	fprintf(stderr, "%s: unknown command '%s' (commands: load, list, unload, inspect, ublk)\n",
 		prog_name, argv[i]);
 	return 2;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR MIT) */
 /*
- * liburing-bpf: user-space side of iouring-bpf. This part: rings set up for
- * a BPF event loop (io_uring_bpf_ops), and running that loop.
+ * liburing-bpf: user-space side of iouring-bpf: rings set up for a BPF
+ * event loop (io_uring_bpf_ops) and running that loop, policy loading, the
+ * DAG builder, and ublk device control.
  * All functions return 0 (or a count) on success and -errno on failure.
  */
 #ifndef LIBURING_BPF_H
 #define LIBURING_BPF_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/io_uring.h>
+#include <linux/ublk_cmd.h>
 #include <iouring_bpf/geometry.h>
 #include <iouring_bpf/dag.h>
 
@@ -135,6 +138,85 @@ const char *iouring_bpf_dag_strerror(const struct iouring_bpf_dag *dag);
 int iouring_bpf_dag_run(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *policy,
 			struct iouring_bpf_ring *ring, unsigned int max_inflight, __s32 *res,
 			unsigned int nr_res);
+
+/*
+ * ublk: control of ublk devices through /dev/ublk-control and the per-IO
+ * commands of a ublk server (queue daemon). Control commands go out as
+ * IORING_OP_URING_CMD on a small private ring of the device handle.
+ *
+ * Names that UAPI headers older than the kernel's may lack (the library is
+ * built against Linux 6.12's; zero-copy buffer commands come from 6.15).
+ */
+#ifndef UBLK_F_CMD_IOCTL_ENCODE
+#define UBLK_F_CMD_IOCTL_ENCODE		(1ULL << 6)
+#endif
+#ifndef UBLK_FEATURES_LEN
+#define UBLK_FEATURES_LEN		8
+#endif
+#ifndef UBLK_U_CMD_GET_DEV_INFO
+#define UBLK_U_CMD_GET_DEV_INFO		_IOR('u', UBLK_CMD_GET_DEV_INFO, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_ADD_DEV		_IOWR('u', UBLK_CMD_ADD_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_DEL_DEV		_IOWR('u', UBLK_CMD_DEL_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_START_DEV		_IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_STOP_DEV		_IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_SET_PARAMS		_IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_GET_PARAMS		_IOR('u', UBLK_CMD_GET_PARAMS, struct ublksrv_ctrl_cmd)
+#endif
+#ifndef UBLK_U_CMD_GET_FEATURES
+#define UBLK_U_CMD_GET_FEATURES		_IOR('u', 0x13, struct ublksrv_ctrl_cmd)
+#endif
+#ifndef UBLK_U_IO_FETCH_REQ
+#define UBLK_U_IO_FETCH_REQ		_IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd)
+#define UBLK_U_IO_COMMIT_AND_FETCH_REQ	_IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, struct ublksrv_io_cmd)
+#define UBLK_U_IO_NEED_GET_DATA		_IOWR('u', UBLK_IO_NEED_GET_DATA, struct ublksrv_io_cmd)
+#endif
+#ifndef UBLK_U_IO_REGISTER_IO_BUF
+#define UBLK_U_IO_REGISTER_IO_BUF	_IOWR('u', 0x23, struct ublksrv_io_cmd)
+#endif
+#ifndef UBLK_U_IO_UNREGISTER_IO_BUF
+#define UBLK_U_IO_UNREGISTER_IO_BUF	_IOWR('u', 0x24, struct ublksrv_io_cmd)
+#endif
+
+/* A ublk device as seen from user space. Fields after `info` are private. */
+struct iouring_bpf_ublk_dev {
+	int ctrl_fd;			/* /dev/ublk-control */
+	int char_fd;			/* /dev/ublkcN once opened, else -1 */
+	struct ublksrv_ctrl_dev_info info;	/* as the kernel last reported it */
+	struct iouring_bpf_ring ctrl_ring;	/* SQE128 ring for control commands */
+	__u64 ctrl_seq;
+};
+
+int iouring_bpf_ublk_get_features(__u64 *features);
+int iouring_bpf_ublk_add(struct iouring_bpf_ublk_dev *dev, int dev_id, unsigned int nr_queues,
+			 unsigned int depth, unsigned int max_io_bytes, __u64 flags);
+int iouring_bpf_ublk_open(struct iouring_bpf_ublk_dev *dev, int dev_id);
+int iouring_bpf_ublk_get_info(struct iouring_bpf_ublk_dev *dev);
+int iouring_bpf_ublk_set_params(struct iouring_bpf_ublk_dev *dev, const struct ublk_params *params);
+int iouring_bpf_ublk_get_params(struct iouring_bpf_ublk_dev *dev, struct ublk_params *params);
+int iouring_bpf_ublk_open_char(struct iouring_bpf_ublk_dev *dev);
+int iouring_bpf_ublk_start(struct iouring_bpf_ublk_dev *dev, pid_t daemon);
+int iouring_bpf_ublk_stop(struct iouring_bpf_ublk_dev *dev);
+int iouring_bpf_ublk_delete(struct iouring_bpf_ublk_dev *dev, unsigned int timeout_ms);
+void iouring_bpf_ublk_close(struct iouring_bpf_ublk_dev *dev);
+
+/* One queue of an open device: its request descriptors, mapped read-only. */
+struct iouring_bpf_ublk_queue {
+	unsigned int q_id;
+	unsigned int depth;
+	const struct ublksrv_io_desc *descs;	/* descs[tag], valid while the server owns tag */
+	size_t descs_size;
+};
+
+int iouring_bpf_ublk_queue_init(struct iouring_bpf_ublk_queue *queue,
+				const struct iouring_bpf_ublk_dev *dev, unsigned int q_id);
+void iouring_bpf_ublk_queue_exit(struct iouring_bpf_ublk_queue *queue);
+
+/* fd is an index into the ring's registered files (IOSQE_FIXED_FILE) */
+#define IOURING_BPF_UBLK_FIXED_FILE	(1U << 0)
+
+int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
+				 unsigned int flags, __u16 q_id, __u16 tag, __s32 result,
+				 __u64 addr);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,963 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iouring-bpf ublk add|list|del: ublk block devices served by BPF policies
+ * inside the kernel (loop, split, bpf) or by the copying user-space loop
+ * (loop-user). add checks everything it can, then forks the daemon
+ * (ublk_daemon.c) and waits for its "ready".
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "loader.h"
+#include "ublk.h"
+
+#ifndef IOURING_BPF_POLICY_INSTALL_DIR
+#define IOURING_BPF_POLICY_INSTALL_DIR "/usr/local/lib/iouring-bpf"
+#endif
+#ifndef IOURING_BPF_POLICY_BUILD_DIR
+#define IOURING_BPF_POLICY_BUILD_DIR ""
+#endif
+
+/* how long add waits for the daemon's "ready", del for the daemon to let go */
+#define ADD_WAIT_MS	120000
+#define DEL_WAIT_MS	10000
+
+static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s ublk %s: ", prog_name, sub);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr);
+	return USAGE_ERROR;
+}
+
+static void ublk_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s ublk add --target loop|split|loop-user|bpf [--file FILE]...\n"
+		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n"
+		"       %s ublk list\n"
+		"       %s ublk del ID\n"
+		"       %s ublk SUBCOMMAND --help\n\n"
+		"ublk block devices (/dev/ublkbN) served by a BPF policy inside the kernel with\n"
+		"zero copy (loop, split, bpf), or by a copying loop in user space (loop-user).\n"
+		"  add    create a device and start its daemon; prints 'ublk ID /dev/ublkbID'\n"
+		"  list   every ublk device: state, queues, depth, flags, daemon, target, files\n"
+		"  del    stop and delete a device\n"
+		"State files and daemon logs: %s/ID, ID.log\n",
+		prog_name, prog_name, prog_name, prog_name, ublk_state_dir());
+}
+
+static void add_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s ublk add --target loop|split|loop-user|bpf [--file FILE]...\n"
+		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n\n"
+		"Create /dev/ublkbID and fork a daemon that serves it until the device is\n"
+		"deleted ('%s ublk del ID') or the daemon gets SIGTERM.\n\n"
+		"targets:\n"
+		"  loop        one --file; the ublk_loop policy serves it in the kernel, zero copy\n"
+		"  split       two --file: the device is the first file's bytes, then the second's\n"
+		"              (ublk_split policy)\n"
+		"  loop-user   one --file, served in user space with copies (UBLK_F_NEED_GET_DATA):\n"
+		"              the baseline\n"
+		"  bpf         --policy OBJ.bpf.o, a policy of your own (iouring_bpf/ublk.bpf.h),\n"
+		"              with 0 to 4 --file\n\n"
+		"options:\n"
+		"  --file FILE      backing file: a regular file or block device whose size is a\n"
+		"                   non-zero multiple of 512 bytes\n"
+		"  --policy OBJ     the policy object, for --target bpf\n"
+		"  --size BYTES     device size (suffixes K, M, G, T: powers of 1024); default:\n"
+		"                   the file's size (split, bpf: the files' sizes added up); at\n"
+		"                   most that for loop, split and loop-user; required for bpf\n"
+		"                   without files\n"
+		"  --queues N       hardware queues, 1..%d (default 1; at most one per CPU)\n"
+		"  --depth D        requests in flight per queue, 1..%d (default 64)\n"
+		"  --id N           device number (default: the first free one)\n\n"
+		"loop and split find ublk_loop.bpf.o and ublk_split.bpf.o in\n"
+		"$IOURING_BPF_POLICY_DIR, %s, or the build tree.\n"
+		"The BPF targets need a kernel whose ublk driver has zero copy\n"
+		"(UBLK_F_SUPPORT_ZERO_COPY) and io_uring_bpf_ops: the iouring-bpf kernel.\n",
+		prog_name, prog_name, UBLK_MAX_QUEUES, IOU_UBLK_MAX_DEPTH,
+		IOURING_BPF_POLICY_INSTALL_DIR);
+}
+
+static void list_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s ublk list\n\n"
+		"Every ublk device: id, state (LIVE, DEAD, QUIESCED), queues, depth, size,\n"
+		"the daemon's pid and whether it is alive, target, flags and backing files\n"
+		"(target and files from %s/ID, for devices made by\n"
+		"'%s ublk add').\n",
+		prog_name, ublk_state_dir(), prog_name);
+}
+
+static void del_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s ublk del ID\n\n"
+		"Stop ublk device ID (its I/O in flight completes, new I/O fails) and delete\n"
+		"it. An iouring-bpf daemon is asked to stop it (SIGTERM) and killed if it has\n"
+		"not done so within %d s. Deleting waits, up to %d s, until the daemon closed\n"
+		"/dev/ublkcID. The state file goes too. Works when the daemon was killed.\n",
+		prog_name, DEL_WAIT_MS / 1000, DEL_WAIT_MS / 1000);
+}
+
+static bool is_help(const char *a)
+{
+	return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
+/* "123", "64K", "64M", "1G" (powers of 1024) */
+static int parse_size(const char *s, __u64 *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 0: break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end || (shift && v > (~0ULL >> shift)))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* --- add --- */
+
+struct add_args {
+	const char *target, *files[IOU_UBLK_MAX_FILES + 1], *policy, *size;
+	unsigned int nr_files;
+	unsigned long queues, depth, id;
+	bool have_id;
+};
+
+static int parse_add(int argc, char **argv, struct add_args *a)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *v;
+		unsigned long n;
+
+		if (is_help(o)) {
+			add_usage(stdout);
+			return 1;
+		}
+		if (strcmp(o, "--target") && strcmp(o, "--file") && strcmp(o, "--policy") &&
+		    strcmp(o, "--size") && strcmp(o, "--queues") && strcmp(o, "--depth") &&
+		    strcmp(o, "--id"))
+			return usage_error(add_usage, "add", o[0] == '-' ? "unknown option '%s'" :
+					   "unexpected argument '%s'", o);
+		if (i + 1 == argc)
+			return usage_error(add_usage, "add", "%s needs a value", o);
+		v = argv[++i];
+		if (!strcmp(o, "--target")) {
+			a->target = v;
+		} else if (!strcmp(o, "--file")) {
+			if (a->nr_files == IOU_UBLK_MAX_FILES)
+				return usage_error(add_usage, "add", "at most %d --file",
+						   IOU_UBLK_MAX_FILES);
+			a->files[a->nr_files++] = v;
+		} else if (!strcmp(o, "--policy")) {
+			a->policy = v;
+		} else if (!strcmp(o, "--size")) {
+			a->size = v;
+		} else if (!strcmp(o, "--queues")) {
+			if (parse_uint(v, UBLK_MAX_QUEUES, &n) || !n)
+				return usage_error(add_usage, "add",
+						   "--queues wants 1 to %d, not '%s'", UBLK_MAX_QUEUES, v);
+			a->queues = n;
+		} else if (!strcmp(o, "--depth")) {
+			if (parse_uint(v, IOU_UBLK_MAX_DEPTH, &n) || !n)
+				return usage_error(add_usage, "add",
+						   "--depth wants 1 to %d, not '%s'", IOU_UBLK_MAX_DEPTH, v);
+			a->depth = n;
+		} else {
+			if (parse_uint(v, (1U << 20) - 1, &n))
+				return usage_error(add_usage, "add",
+						   "--id wants a device number 0 to %u, not '%s'",
+						   (1U << 20) - 1, v);
+			a->id = n;
+			a->have_id = true;
+		}
+	}
+	return 0;
+}
+
+/* Check the command line's shape (usage errors) and fill in what it says. */
+static int check_add_shape(const struct add_args *a, struct ublk_conf *c)
+{
+	const char *name;
+
+	if (!a->target)
+		return usage_error(add_usage, "add", "--target is required (loop, split, "
+				   "loop-user or bpf)");
+	if (ublk_target_parse(a->target, &c->target))
+		return usage_error(add_usage, "add", "unknown target '%s' (loop, split, "
+				   "loop-user or bpf)", a->target);
+	name = ublk_target_name(c->target);
+	switch (c->target) {
+	case UBLK_TARGET_LOOP:
+	case UBLK_TARGET_LOOP_USER:
+		if (a->nr_files != 1)
+			return usage_error(add_usage, "add", "--target %s takes exactly one --file "
+					   "(%u given)", name, a->nr_files);
+		break;
+	case UBLK_TARGET_SPLIT:
+		if (a->nr_files != 2)
+			return usage_error(add_usage, "add", "--target split takes exactly two "
+					   "--file (%u given)", a->nr_files);
+		break;
+	case UBLK_TARGET_BPF:
+		if (!a->policy)
+			return usage_error(add_usage, "add", "--target bpf needs --policy OBJ.bpf.o");
+		if (!a->nr_files && !a->size)
+			return usage_error(add_usage, "add", "--target bpf without --file needs "
+					   "--size");
+		break;
+	}
+	if (a->policy && c->target != UBLK_TARGET_BPF)
+		return usage_error(add_usage, "add", "--policy is for --target bpf (%s has its "
+				   "own)", name);
+	if (a->size && (parse_size(a->size, &c->dev_bytes) || !c->dev_bytes))
+		return usage_error(add_usage, "add", "--size wants a number of bytes (K, M, G, T "
+				   "suffixes allowed), not '%s'", a->size);
+	if (a->size && c->dev_bytes % 512)
+		return usage_error(add_usage, "add", "--size %llu is not a multiple of 512",
+				   (unsigned long long)c->dev_bytes);
+	c->nr_files = a->nr_files;
+	c->queues = a->queues ? a->queues : 1;
+	c->depth = a->depth ? a->depth : 64;
+	c->dev_id = a->have_id ? (int)a->id : -1;
+	c->max_io_bytes = UBLK_MAX_IO_BYTES;
+	return 0;
+}
+
+/* A backing file: exists, regular or block device, size a multiple of 512, writable. */
+static int check_file(const char *path, char *abs, __u64 *bytes)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		return fail(errno, "--file %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return fail(EINVAL, "--file %s is not a regular file or a block device", path);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return fail(errno, "--file %s cannot be opened for reading and writing: %s", path,
+			    strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		unsigned long long sz = 0;
+
+		if (ioctl(fd, BLKGETSIZE64, &sz)) {
+			int err = errno;
+
+			close(fd);
+			return fail(err, "--file %s: size of the block device: %s", path,
+				    strerror(err));
+		}
+		*bytes = sz;
+	} else {
+		*bytes = st.st_size;
+	}
+	close(fd);
+	if (!*bytes)
+		return fail(EINVAL, "--file %s is empty (0 bytes)", path);
+	if (*bytes % 512)
+		return fail(EINVAL, "--file %s is %llu bytes, not a multiple of 512", path,
+			    (unsigned long long)*bytes);
+	if (!realpath(path, abs))
+		return fail(errno, "--file %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The built-in policy object NAME: $IOURING_BPF_POLICY_DIR, install dir, build dir. */
+static int find_policy(const char *name, char *out)
+{
+	const char *dirs[] = { getenv("IOURING_BPF_POLICY_DIR"), IOURING_BPF_POLICY_INSTALL_DIR,
+			       IOURING_BPF_POLICY_BUILD_DIR };
+	char path[PATH_MAX], tried[3 * PATH_MAX] = "";
+
+	for (unsigned int i = 0; i < 3; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+		if (!access(path, R_OK) && realpath(path, out))
+			return 0;
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s",
+			 tried[0] ? ", " : "", dirs[i]);
+	}
+	return fail(ENOENT, "the policy %s is in none of: %s (set IOURING_BPF_POLICY_DIR, or "
+			    "build or install iouring-bpf's policies)", name,
+		    tried[0] ? tried : "(no directory)");
+}
+
+/* The object opens and declares iou_ublk (the contract of iouring_bpf/ublk.h). */
+static int check_policy(const char *path)
+{
+	struct iouring_bpf_policy *p = NULL;
+	size_t size = 0;
+	int ret = iouring_bpf_policy_open(path, &p);
+
+	if (ret) {
+		fail(ret, "%s", iouring_bpf_policy_strerror(p));
+	} else if (!iouring_bpf_policy_global_ptr(p, "iou_ublk", &size) ||
+		   size != sizeof(struct iouring_bpf_ublk_geometry)) {
+		ret = fail(EINVAL, "%s is not a ublk policy: it has no global 'iou_ublk' (struct "
+				   "iouring_bpf_ublk_geometry; see iouring_bpf/ublk.bpf.h)", path);
+	}
+	iouring_bpf_policy_close(p);
+	return ret;
+}
+
+static const char *driver_error(int err)
+{
+	if (err == -ENOENT || err == -ENODEV)
+		return "/dev/ublk-control is missing: the ublk driver is not loaded (modprobe "
+		       "ublk_drv, or a kernel with CONFIG_BLK_DEV_UBLK)";
+	if (err == -EPERM || err == -EACCES)
+		return "not allowed to use /dev/ublk-control: ublk devices need root "
+		       "(CAP_SYS_ADMIN)";
+	return strerror(-err);
+}
+
+/* What the kernel must have for this target, before anything is created. */
+static int check_kernel_for(const struct ublk_conf *c)
+{
+	__u64 features = 0;
+	int ret = iouring_bpf_ublk_get_features(&features);
+	bool known = !ret;
+
+	if (ret && ret != -EOPNOTSUPP)
+		return fail(ret, "%s", driver_error(ret));
+	if (c->target == UBLK_TARGET_LOOP_USER) {
+		if (known && !(features & UBLK_F_NEED_GET_DATA))
+			return fail(EOPNOTSUPP, "this kernel's ublk has no UBLK_F_NEED_GET_DATA, "
+						"which --target loop-user needs");
+		return 0;
+	}
+	if (!known || !(features & UBLK_F_SUPPORT_ZERO_COPY))
+		return fail(EOPNOTSUPP, "this kernel's ublk has no zero copy "
+					"(UBLK_F_SUPPORT_ZERO_COPY): use --target loop-user or the "
+					"iouring-bpf kernel");
+	struct btf *btf = kernel_btf_load();
+
+	ret = btf ? kernel_has_bpf_ops(btf) : -errno;
+	btf__free(btf);
+	if (ret < 0)
+		return fail(ret, "cannot read the kernel's BTF: %s; BPF targets need "
+				 "CONFIG_DEBUG_INFO_BTF", strerror(-ret));
+	if (!ret)
+		return fail(EOPNOTSUPP, "this kernel has no io_uring_bpf_ops: --target %s needs "
+					"the iouring-bpf kernel (use --target loop-user here)",
+			    ublk_target_name(c->target));
+	return 0;
+}
+
+static int validate_add(const struct add_args *a, struct ublk_conf *c)
+{
+	__u64 total = 0;
+	int ret;
+
+	for (unsigned int i = 0; i < c->nr_files; i++) {
+		ret = check_file(a->files[i], c->files[i], &c->file_bytes[i]);
+		if (ret)
+			return ret;
+		total += c->file_bytes[i];
+	}
+	if (c->target == UBLK_TARGET_BPF) {
+		if (!realpath(a->policy, c->policy))
+			return fail(errno, "--policy %s: %s", a->policy, strerror(errno));
+	} else if (c->target != UBLK_TARGET_LOOP_USER) {
+		ret = find_policy(c->target == UBLK_TARGET_LOOP ? "ublk_loop.bpf.o" :
+				  "ublk_split.bpf.o", c->policy);
+		if (ret)
+			return ret;
+	}
+	if (c->policy[0]) {
+		ret = check_policy(c->policy);
+		if (ret)
+			return ret;
+	}
+
+	if (!c->dev_bytes) {
+		c->dev_bytes = total;
+	} else if (c->target != UBLK_TARGET_BPF && c->dev_bytes > total) {
+		return fail(EINVAL, "--size %llu is larger than %s (%llu bytes)",
+			    (unsigned long long)c->dev_bytes,
+			    c->nr_files == 1 ? c->files[0] : "the two files together",
+			    (unsigned long long)total);
+	}
+
+	ret = check_kernel_for(c);
+	if (ret)
+		return ret;
+	ret = ublk_state_prepare_dir();
+	if (ret)
+		return fail(ret, "creating %s: %s", ublk_state_dir(), strerror(-ret));
+	return 0;
+}
+
+/* Read the daemon's report lines until "ready", "error ..." or EOF. */
+struct add_report {
+	int id;
+	bool ready;
+	int err;
+	char msg[1024];
+};
+
+static int read_report(int fd, struct add_report *r)
+{
+	char buf[4096], *line, *nl;
+	size_t len = 0;
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		int ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = ADD_WAIT_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
+				    (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, ms) <= 0) {
+			if (errno == EINTR)
+				continue;
+			continue;	/* the deadline is checked above */
+		}
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;	/* EOF */
+		len += n;
+		buf[len] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = 0;
+			line = buf;
+			if (!strncmp(line, "added ", 6)) {
+				r->id = atoi(line + 6);
+			} else if (!strcmp(line, "ready")) {
+				r->ready = true;
+			} else if (!strncmp(line, "error ", 6)) {
+				char *msg;
+
+				r->err = strtol(line + 6, &msg, 10);
+				snprintf(r->msg, sizeof(r->msg), "%s", *msg ? msg + 1 : "failed");
+			}
+			len -= nl + 1 - buf;
+			memmove(buf, nl + 1, len + 1);
+			if (r->ready || r->err)
+				return 0;
+		}
+		if (len == sizeof(buf) - 1)
+			len = 0;	/* an overlong line: drop it */
+	}
+}
+
+/* waitpid() for at most ms: true if pid was reaped. */
+static bool reap(pid_t pid, int ms)
+{
+	int status;
+
+	for (int waited = 0; waited <= ms; waited += 50) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* The daemon died after ADD_DEV without cleaning up: delete its device. */
+static void delete_leftover(int id)
+{
+	struct iouring_bpf_ublk_dev dev;
+
+	if (id < 0 || iouring_bpf_ublk_open(&dev, id))
+		return;
+	iouring_bpf_ublk_stop(&dev);
+	iouring_bpf_ublk_delete(&dev, DEL_WAIT_MS);
+	iouring_bpf_ublk_close(&dev);
+	ublk_state_remove(id, 0);
+}
+
+static int cmd_ublk_add(int argc, char **argv)
+{
+	static struct ublk_conf conf;
+	struct add_args a = {};
+	struct add_report r = { .id = -1 };
+	int ret, pfd[2], status;
+	char log[PATH_MAX];
+	pid_t pid;
+
+	ret = parse_add(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	ret = check_add_shape(&a, &conf);
+	if (ret)
+		return ret;
+	ret = validate_add(&a, &conf);
+	if (ret)
+		return ret;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return fail(errno, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return fail(ret, "fork: %s", strerror(-ret));
+	}
+	if (!pid) {
+		int nul = open("/dev/null", O_RDWR);
+
+		close(pfd[0]);
+		setsid();
+		if (nul >= 0) {
+			dup2(nul, STDIN_FILENO);
+			dup2(nul, STDOUT_FILENO);
+			dup2(nul, STDERR_FILENO);
+			if (nul > STDERR_FILENO)
+				close(nul);
+		}
+		exit(ublk_daemon_run(&conf, pfd[1]));
+	}
+	close(pfd[1]);
+	ret = read_report(pfd[0], &r);
+	close(pfd[0]);
+	if (r.id >= 0)
+		ublk_state_path(r.id, ".log", log, sizeof(log));
+	else
+		snprintf(log, sizeof(log), "(none yet)");
+
+	if (r.ready) {
+		if (json_output) {
+			char path[64];
+
+			jw = json_new(stdout);
+			json_object_start(jw);
+			json_kv_int(jw, "id", r.id);
+			snprintf(path, sizeof(path), "/dev/ublkb%d", r.id);
+			json_kv_string(jw, "block", path);
+			snprintf(path, sizeof(path), "/dev/ublkc%d", r.id);
+			json_kv_string(jw, "char", path);
+			json_kv_int(jw, "pid", pid);
+			json_kv_string(jw, "target", ublk_target_name(conf.target));
+			json_object_end(jw);
+			json_destroy(jw);
+		} else {
+			printf("ublk %d /dev/ublkb%d\n", r.id, r.id);
+		}
+		return 0;
+	}
+	if (r.err) {
+		waitpid(pid, &status, 0);
+		return fail(r.err, "%s", r.msg);
+	}
+	if (ret == -ETIMEDOUT) {
+		kill(pid, SIGKILL);
+		if (!reap(pid, DEL_WAIT_MS))
+			return fail(ETIMEDOUT, "the daemon (pid %d) did not get the device ready "
+					       "within %d s and cannot be killed: it is stuck in "
+					       "the kernel (log: %s)", (int)pid, ADD_WAIT_MS / 1000, log);
+		delete_leftover(r.id);
+		return fail(ETIMEDOUT, "the daemon did not get the device ready within %d s; it was "
+				       "killed and the device deleted (log: %s)",
+			    ADD_WAIT_MS / 1000, log);
+	}
+	waitpid(pid, &status, 0);
+	delete_leftover(r.id);
+	return fail(EIO, "the daemon exited (%s %d) without getting the device ready (log: %s)",
+		    WIFSIGNALED(status) ? "signal" : "status",
+		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), log);
+}
+
+/* --- list --- */
+
+static const char *const flag_names[] = {
+	"zero_copy", "comp_in_task", "need_get_data", "user_recovery",
+	"user_recovery_reissue", "unprivileged", "cmd_ioctl_encode", "user_copy", "zoned",
+};
+
+static void flags_text(__u64 flags, char *buf, size_t size)
+{
+	buf[0] = 0;
+	for (unsigned int i = 0; i < 64; i++) {
+		char name[32];
+
+		if (!(flags & (1ULL << i)))
+			continue;
+		if (i < sizeof(flag_names) / sizeof(flag_names[0]))
+			snprintf(name, sizeof(name), "%s", flag_names[i]);
+		else
+			snprintf(name, sizeof(name), "bit%u", i);
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", buf[0] ? "," : "", name);
+	}
+	if (!buf[0])
+		snprintf(buf, size, "-");
+}
+
+static const char *state_name(__u16 state)
+{
+	switch (state) {
+	case UBLK_S_DEV_DEAD: return "DEAD";
+	case UBLK_S_DEV_LIVE: return "LIVE";
+	case UBLK_S_DEV_QUIESCED: return "QUIESCED";
+	default: return "?";
+	}
+}
+
+static void size_text(__u64 b, char *buf, size_t size)
+{
+	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+
+	for (int i = 0; i < 4; i++) {
+		__u64 u = 1ULL << (10 * (4 - i));
+
+		if (b >= u && !(b % u)) {
+			snprintf(buf, size, "%llu %s", (unsigned long long)(b / u), units[i]);
+			return;
+		}
+	}
+	snprintf(buf, size, "%llu B", (unsigned long long)b);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Numbers N of directory entries PREFIX<N>, sorted; count or -errno. */
+static int scan_ids(const char *dir, const char *prefix, int *ids, int max)
+{
+	size_t plen = strlen(prefix);
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) && n < max) {
+		char *end;
+		long v;
+
+		if (strncmp(e->d_name, prefix, plen) || !e->d_name[plen])
+			continue;
+		v = strtol(e->d_name + plen, &end, 10);
+		if (*end || v < 0 || e->d_name[plen] == '-' || e->d_name[plen] == '+')
+			continue;
+		ids[n++] = v;
+	}
+	closedir(d);
+	qsort(ids, n, sizeof(ids[0]), cmp_int);
+	return n;
+}
+
+static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *st, bool have_st)
+{
+	const struct ublksrv_ctrl_dev_info *info = &dev->info;
+	struct ublk_params params;
+	int id = info->dev_id;
+	pid_t pid = have_st && st->pid > 0 ? st->pid : info->ublksrv_pid;
+	bool alive = ublk_pid_alive(pid);
+	__u64 bytes = 0;
+	char flags[256], size[32], path[PATH_MAX];
+
+	if (!iouring_bpf_ublk_get_params(dev, &params) && params.types & UBLK_PARAM_TYPE_BASIC)
+		bytes = params.basic.dev_sectors << 9;
+	flags_text(info->flags, flags, sizeof(flags));
+	if (json_output) {
+		json_object_start(jw);
+		json_kv_int(jw, "id", id);
+		json_kv_string(jw, "state", state_name(info->state));
+		json_kv_uint(jw, "queues", info->nr_hw_queues);
+		json_kv_uint(jw, "depth", info->queue_depth);
+		json_kv_uint(jw, "size", bytes);
+		json_kv_uint(jw, "max_io_bytes", info->max_io_buf_bytes);
+		snprintf(path, sizeof(path), "/dev/ublkb%d", id);
+		json_kv_string(jw, "block", path);
+		snprintf(path, sizeof(path), "/dev/ublkc%d", id);
+		json_kv_string(jw, "char", path);
+		json_key(jw, "flags");
+		json_array_start(jw);
+		for (unsigned int i = 0; i < 64; i++) {
+			if (!(info->flags & (1ULL << i)))
+				continue;
+			if (i < sizeof(flag_names) / sizeof(flag_names[0]))
+				json_string(jw, flag_names[i]);
+			else
+				json_int(jw, i);
+		}
+		json_array_end(jw);
+		json_key(jw, "daemon_pid");
+		pid > 0 ? json_int(jw, pid) : json_null(jw);
+		json_kv_bool(jw, "daemon_alive", alive);
+		json_key(jw, "target");
+		json_string(jw, have_st ? ublk_target_name(st->conf.target) : NULL);
+		json_key(jw, "files");
+		json_array_start(jw);
+		for (unsigned int i = 0; have_st && i < st->conf.nr_files; i++)
+			json_string(jw, st->conf.files[i]);
+		json_array_end(jw);
+		json_key(jw, "policy");
+		json_string(jw, have_st && st->conf.policy[0] ? st->conf.policy : NULL);
+		ublk_state_path(id, ".log", path, sizeof(path));
+		json_key(jw, "log");
+		json_string(jw, access(path, F_OK) ? NULL : path);
+		json_object_end(jw);
+		return;
+	}
+	char daemon[48];
+
+	if (pid > 0)
+		snprintf(daemon, sizeof(daemon), "%d %s", (int)pid, alive ? "alive" : "gone");
+	else
+		snprintf(daemon, sizeof(daemon), "-");
+	size_text(bytes, size, sizeof(size));
+	printf("%-4d %-9s %6u %6u %10s  %-16s %-10s %s\n", id, state_name(info->state),
+	       info->nr_hw_queues, info->queue_depth, size, daemon,
+	       have_st ? ublk_target_name(st->conf.target) : "-", flags);
+	if (have_st && st->conf.policy[0])
+		printf("     policy: %s\n", st->conf.policy);
+	for (unsigned int i = 0; have_st && i < st->conf.nr_files; i++)
+		printf("     file: %s\n", st->conf.files[i]);
+}
+
+static int cmd_ublk_list(int argc, char **argv)
+{
+	static int ids[4096], state_ids[4096];
+	struct iouring_bpf_ublk_dev dev;
+	int n, ns, ret;
+
+	if (argc && is_help(argv[0]))
+		return list_usage(stdout), 0;
+	if (argc)
+		return usage_error(list_usage, "list", "no arguments expected ('%s')", argv[0]);
+
+	n = scan_ids("/sys/class/ublk-char", "ublkc", ids, 4096);
+	if (n < 0) {
+		if (access("/dev/ublk-control", F_OK))
+			return fail(ENODEV, "%s", driver_error(-ENODEV));
+		n = 0;
+	}
+	if (json_output) {
+		jw = json_new(stdout);
+		json_array_start(jw);
+	} else {
+		printf("%-4s %-9s %6s %6s %10s  %-16s %-10s %s\n", "ID", "STATE", "QUEUES", "DEPTH",
+		       "SIZE", "DAEMON", "TARGET", "FLAGS");
+	}
+	for (int i = 0; i < n; i++) {
+		struct ublk_state st;
+		bool have_st;
+
+		ret = iouring_bpf_ublk_open(&dev, ids[i]);
+		if (ret == -ENODEV)
+			continue;	/* went away meanwhile */
+		if (ret) {
+			if (json_output)
+				json_array_end(jw), json_destroy(jw);
+			return fail(ret, "ublk %d: %s", ids[i], driver_error(ret));
+		}
+		have_st = !ublk_state_read(ids[i], &st);
+		list_one(&dev, &st, have_st);
+		iouring_bpf_ublk_close(&dev);
+	}
+	if (json_output) {
+		json_array_end(jw);
+		json_destroy(jw);
+	}
+
+	/* state files of devices that are gone */
+	ns = scan_ids(ublk_state_dir(), "", state_ids, 4096);
+	for (int i = 0; i < ns; i++) {
+		if (bsearch(&state_ids[i], ids, n, sizeof(ids[0]), cmp_int))
+			continue;
+		warn("%s/%d: ublk %d does not exist any more; '%s ublk del %d' removes the file",
+		     ublk_state_dir(), state_ids[i], state_ids[i], prog_name, state_ids[i]);
+	}
+	return 0;
+}
+
+/* --- del --- */
+
+/* pid runs this very program (so it is one of our daemons). */
+static bool is_our_daemon(pid_t pid)
+{
+	char a[PATH_MAX], b[PATH_MAX], path[64];
+	ssize_t n, m;
+
+	if (!ublk_pid_alive(pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, a, sizeof(a) - 1);
+	m = readlink("/proc/self/exe", b, sizeof(b) - 1);
+	if (n <= 0 || m <= 0)
+		return false;
+	a[n] = b[m] = 0;
+	if (n > 10 && !strcmp(a + n - 10, " (deleted)"))
+		a[n - 10] = 0;
+	return !strcmp(a, b);
+}
+
+/* Poll the device until it is not LIVE (or gone): true if so within ms. */
+static bool wait_not_live(struct iouring_bpf_ublk_dev *dev, int ms)
+{
+	for (int waited = 0; ; waited += 50) {
+		int ret = iouring_bpf_ublk_get_info(dev);
+
+		if (ret || dev->info.state != UBLK_S_DEV_LIVE)
+			return true;
+		if (waited >= ms)
+			return false;
+		usleep(50000);
+	}
+}
+
+static int cmd_ublk_del(int argc, char **argv)
+{
+	struct iouring_bpf_ublk_dev dev;
+	struct ublk_state st;
+	unsigned long id;
+	bool have_st, ours;
+	pid_t pid;
+	int ret;
+
+	if (argc == 1 && is_help(argv[0]))
+		return del_usage(stdout), 0;
+	if (argc != 1)
+		return usage_error(del_usage, "del", "one ID expected");
+	if (parse_uint(argv[0], (1U << 20) - 1, &id))
+		return usage_error(del_usage, "del", "'%s' is not a ublk device number", argv[0]);
+
+	have_st = !ublk_state_read(id, &st);
+	ret = iouring_bpf_ublk_open(&dev, id);
+	if (ret == -ENODEV && have_st && !ublk_pid_alive(st.pid)) {
+		ublk_state_remove(id, 0);
+		warn("ublk %lu does not exist; removed its stale state file", id);
+		goto done;
+	}
+	if (ret == -ENODEV)
+		return fail(ret, "no ublk device %lu ('%s ublk list' shows them)", id, prog_name);
+	if (ret)
+		return fail(ret, "%s", driver_error(ret));
+
+	pid = have_st && st.pid > 0 ? st.pid : dev.info.ublksrv_pid;
+	ours = is_our_daemon(pid);
+	if (dev.info.state == UBLK_S_DEV_LIVE && ours) {
+		/* the daemon stops the device itself: we never wait on a hung one */
+		kill(pid, SIGTERM);
+		if (!wait_not_live(&dev, DEL_WAIT_MS)) {
+			warn("the daemon (pid %d) did not stop ublk %lu within %d s: killing it",
+			     (int)pid, id, DEL_WAIT_MS / 1000);
+			kill(pid, SIGKILL);
+			wait_not_live(&dev, DEL_WAIT_MS);
+		}
+	}
+	/* waits for requests in flight if a daemon of another program still serves them */
+	ret = iouring_bpf_ublk_stop(&dev);
+	if (ret && ret != -ENODEV) {
+		iouring_bpf_ublk_close(&dev);
+		return fail(ret, "stopping ublk %lu (STOP_DEV): %s", id, strerror(-ret));
+	}
+	ret = iouring_bpf_ublk_delete(&dev, DEL_WAIT_MS);
+	if (ret == -ETIMEDOUT && is_our_daemon(pid)) {
+		warn("the daemon (pid %d) did not close /dev/ublkc%lu within %d s: killing it",
+		     (int)pid, id, DEL_WAIT_MS / 1000);
+		kill(pid, SIGKILL);
+		ret = iouring_bpf_ublk_delete(&dev, DEL_WAIT_MS);
+	}
+	iouring_bpf_ublk_close(&dev);
+	if (ret == -ETIMEDOUT)
+		return fail(ret, "ublk %lu is stopped and removed, but its daemon (pid %d) still "
+				 "holds /dev/ublkc%lu: the number stays taken until it exits",
+			    id, (int)pid, id);
+	if (ret && ret != -ENODEV)
+		return fail(ret, "deleting ublk %lu (DEL_DEV): %s", id, strerror(-ret));
+	ublk_state_remove(id, 0);
+done:
+	if (json_output) {
+		jw = json_new(stdout);
+		json_object_start(jw);
+		json_kv_int(jw, "deleted", id);
+		json_object_end(jw);
+		json_destroy(jw);
+	} else {
+		printf("ublk %lu deleted\n", id);
+	}
+	return 0;
+}
+
+int cmd_ublk(int argc, char **argv)
+{
+	if (!argc) {
+		fprintf(stderr, "%s ublk: which subcommand? (add, list, del)\n", prog_name);
+		ublk_usage(stderr);
+		return USAGE_ERROR;
+	}
+	if (is_help(argv[0]) || !strcmp(argv[0], "help"))
+		return ublk_usage(stdout), 0;
+	if (!strcmp(argv[0], "add"))
+		return cmd_ublk_add(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "list"))
+		return cmd_ublk_list(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "del"))
+		return cmd_ublk_del(argc - 1, argv + 1);
+	fprintf(stderr, "%s ublk: unknown subcommand '%s' (add, list, del)\n", prog_name, argv[0]);
+	ublk_usage(stderr);
+	return USAGE_ERROR;
+}

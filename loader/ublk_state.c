@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iouring-bpf ublk: the daemon's state file, STATE_DIR/ID, one "key=value"
+ * per line (target, pid, queues, depth, size, policy, file...), written by
+ * the daemon once the device is live and read by list and del.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ublk.h"
+
+static const char *const target_names[] = {
+	[UBLK_TARGET_LOOP] = "loop",
+	[UBLK_TARGET_SPLIT] = "split",
+	[UBLK_TARGET_LOOP_USER] = "loop-user",
+	[UBLK_TARGET_BPF] = "bpf",
+};
+
+const char *ublk_target_name(enum ublk_target t)
+{
+	return (unsigned int)t < sizeof(target_names) / sizeof(target_names[0]) ?
+	       target_names[t] : "?";
+}
+
+int ublk_target_parse(const char *name, enum ublk_target *t)
+{
+	for (unsigned int i = 0; i < sizeof(target_names) / sizeof(target_names[0]); i++) {
+		if (!strcmp(name, target_names[i])) {
+			*t = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *ublk_state_dir(void)
+{
+	const char *d = getenv("IOURING_BPF_UBLK_DIR");
+
+	return d && *d ? d : UBLK_STATE_DIR_DEFAULT;
+}
+
+/* mkdir -p, 0755 */
+int ublk_state_prepare_dir(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", ublk_state_dir());
+	for (char *p = path + 1; ; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+
+		*p = 0;
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+void ublk_state_path(int id, const char *suffix, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%d%s", ublk_state_dir(), id, suffix ? suffix : "");
+}
+
+int ublk_state_write(const struct ublk_state *s)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	const struct ublk_conf *c = &s->conf;
+	FILE *f;
+	int ret = 0;
+
+	ublk_state_path(s->id, NULL, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "id=%d\ntarget=%s\npid=%d\nqueues=%u\ndepth=%u\nsize=%llu\n", s->id,
+		ublk_target_name(c->target), (int)s->pid, c->queues, c->depth,
+		(unsigned long long)c->dev_bytes);
+	if (c->policy[0])
+		fprintf(f, "policy=%s\n", c->policy);
+	for (unsigned int i = 0; i < c->nr_files; i++)
+		fprintf(f, "file=%s\n", c->files[i]);
+	if (fflush(f) || ferror(f))
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int ublk_state_read(int id, struct ublk_state *s)
+{
+	char path[PATH_MAX], line[PATH_MAX + 32];
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	s->id = -1;
+	s->pid = -1;
+	ublk_state_path(id, NULL, path, sizeof(path));
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, '=');
+
+		if (!v)
+			continue;
+		*v++ = 0;
+		v[strcspn(v, "\n")] = 0;
+		if (!strcmp(line, "id"))
+			s->id = atoi(v);
+		else if (!strcmp(line, "target"))
+			ublk_target_parse(v, &s->conf.target);
+		else if (!strcmp(line, "pid"))
+			s->pid = atoi(v);
+		else if (!strcmp(line, "queues"))
+			s->conf.queues = strtoul(v, NULL, 10);
+		else if (!strcmp(line, "depth"))
+			s->conf.depth = strtoul(v, NULL, 10);
+		else if (!strcmp(line, "size"))
+			s->conf.dev_bytes = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "policy"))
+			snprintf(s->conf.policy, sizeof(s->conf.policy), "%s", v);
+		else if (!strcmp(line, "file") && s->conf.nr_files < IOU_UBLK_MAX_FILES)
+			snprintf(s->conf.files[s->conf.nr_files++], PATH_MAX, "%s", v);
+	}
+	fclose(f);
+	return s->id == id ? 0 : -EINVAL;
+}
+
+/* Remove the state file (only if it names only_if_pid, when that is > 0). */
+void ublk_state_remove(int id, pid_t only_if_pid)
+{
+	struct ublk_state s;
+	char path[PATH_MAX];
+
+	if (only_if_pid > 0 && (ublk_state_read(id, &s) || s.pid != only_if_pid))
+		return;
+	ublk_state_path(id, NULL, path, sizeof(path));
+	unlink(path);
+}
+
+bool ublk_pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool alive = false;
+
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* "pid (comm) S ...": the state follows the last ')' */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		alive = p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return alive;
+}
