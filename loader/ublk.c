@@ -835,14 +835,24 @@ static int cmd_ublk_list(int argc, char **argv)
 
 /* --- del --- */
 
-/* pid runs this very program (so it is one of our daemons). */
+/* pid runs this program, or one called iouring-bpf: one of our daemons. */
 static bool is_our_daemon(pid_t pid)
 {
 	char a[PATH_MAX], b[PATH_MAX], path[64];
 	ssize_t n, m;
+	FILE *f;
 
 	if (!ublk_pid_alive(pid))
 		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		bool named = fgets(a, sizeof(a), f) && !strcmp(a, "iouring-bpf\n");
+
+		fclose(f);
+		if (named)
+			return true;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, a, sizeof(a) - 1);
 	m = readlink("/proc/self/exe", b, sizeof(b) - 1);

@@ -51,6 +51,16 @@ static struct io_uring_sqe *ctrl_sqe(struct iouring_bpf_ring *r)
 	return sqe;
 }
 
+/* Take back the SQE just queued, which the kernel did not consume. */
+static void ctrl_unqueue(struct iouring_bpf_ring *r)
+{
+	const struct io_uring_params *p = &r->params;
+	unsigned int tail = *ring_u32(r, p->sq_off.tail);
+
+	if (__atomic_load_n(ring_u32(r, p->sq_off.head), __ATOMIC_ACQUIRE) != tail)
+		__atomic_store_n(ring_u32(r, p->sq_off.tail), tail - 1, __ATOMIC_RELEASE);
+}
+
 /* Take one CQE if there is one: 1 and its fields, else 0. */
 static int ctrl_reap(struct iouring_bpf_ring *r, __u64 *user_data, int *res)
 {
@@ -162,8 +172,10 @@ static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_c
 	sqe->user_data = seq;
 	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), cmd, sizeof(*cmd));
 	ret = ctrl_submit(r);
-	if (ret)
+	if (ret) {
+		ctrl_unqueue(r);
 		return ret;
+	}
 
 	/* until the command's CQE, and the cancel's if one was sent */
 	while (!done || cancelled) {
@@ -189,6 +201,8 @@ static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_c
 		sqe->addr = seq;
 		sqe->user_data = seq | CANCEL_BIT;
 		cancelled = !ctrl_submit(r);
+		if (!cancelled)
+			ctrl_unqueue(r);
 	}
 	return why && res < 0 ? why : res;
 }

@@ -60,7 +60,7 @@ wait_gone() {
 
 fio_verify() {
 	local dev=$1 name=$2; shift 2
-	fio --name="$name" --filename="$dev" --ioengine=io_uring --direct=1 \
+	fio --name="$name" --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 \
 		--verify=crc32c --do_verify=1 --output="$work/$name.fio" "$@" ||
 		{ cat "$work/$name.fio"; return 1; }
 	grep -q 'err= 0' "$work/$name.fio" || { cat "$work/$name.fio"; return 1; }
@@ -174,10 +174,15 @@ out=$(add_dev --target loop-user --file "$img3") || { bad "add for kill"; exit 1
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
 dev=/dev/ublkb$id
-fio --name=kill --filename="$dev" --ioengine=io_uring --direct=1 --rw=randrw --bs=4k \
-	--iodepth=16 --time_based --runtime=120 --size=32M --output="$work/kill.fio" &
+fio --name=kill --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 \
+	--rw=randrw --bs=4k --iodepth=16 --time_based --runtime=120 --size=32M \
+	--output="$work/kill.fio" &
 fpid=$!
-sleep 3
+# kill it once fio's I/O is under way (reads completed, from /sys/block/X/stat)
+for i in $(seq 300); do
+	[ "$(awk '{ print $1 }' "/sys/block/ublkb$id/stat" 2>/dev/null || echo 0)" -gt 200 ] && break
+	sleep 0.1
+done
 kill -9 "$dpid"
 for i in $(seq 60); do
 	kill -0 "$fpid" 2>/dev/null || break
