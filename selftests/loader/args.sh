@@ -66,6 +66,30 @@ json_check 'any(g["name"] == "g_const" and not g["settable"] and "const" in g["w
 	"$T" --json inspect "$GLOBALS"
 expect 0 'nop_total +\.rodata +u32 +settable +default 1000' "$T" inspect "$NOPS"
 
+# ublk: usage errors (exit 2) and refusals made before any device exists
+# (this host has no ublk driver: the VM tests cover the rest)
+for c in "" add list del; do expect 0 "usage: .*ublk" "$T" ublk $c --help; done
+expect 2 'which subcommand' "$T" ublk
+expect 2 'unknown subcommand' "$T" ublk frob
+expect 2 '--target is required' "$T" ublk add
+expect 2 'unknown target' "$T" ublk add --target nope --file /etc/hostname
+expect 2 'exactly one --file' "$T" ublk add --target loop-user
+expect 2 'exactly two' "$T" ublk add --target split --file /etc/hostname
+expect 2 'needs --policy' "$T" ublk add --target bpf --size 1M
+expect 2 '--policy is for --target bpf' "$T" ublk add --target loop --file /etc/hostname --policy x
+expect 2 'not a multiple of 512' "$T" ublk add --target bpf --policy "$NOPS" --size 1000
+expect 2 'queues' "$T" ublk add --target loop --file /etc/hostname --queues 5
+expect 2 'depth' "$T" ublk add --target loop --file /etc/hostname --depth 129
+ublk_tmp=$(mktemp -d)
+head -c 1000 /dev/zero > "$ublk_tmp/odd.img"
+expect 1 'No such file' "$T" ublk add --target loop --file "$ublk_tmp/none.img"
+expect 1 'is 1000 bytes, not a multiple of 512' "$T" ublk add --target loop --file "$ublk_tmp/odd.img"
+expect 1 'not a regular file or a block device' "$T" ublk add --target loop --file "$ublk_tmp"
+expect 1 'is not a ublk policy' "$T" ublk add --target bpf --policy "$NOPS" --size 1M
+json_check 'j["errno"] == -2 and "No such file" in j["error"]' \
+	"$T" -j ublk add --target loop --file "$ublk_tmp/none.img"
+rm -rf "$ublk_tmp"
+
 # man page and bash completion
 if man -l "$MANPAGE" 2>/dev/null | grep -q 'pidfd_getfd'; then
 	echo "ok: man page renders"
