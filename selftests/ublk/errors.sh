@@ -37,7 +37,7 @@ umount "$small"
 # run_fio_and DEV ACTION: fio under load, then ACTION; fio must end, with errors
 fio_then() {
 	local dev=$1 what=$2 action=$3 fpid rc i
-	fio --name=x --filename="$dev" --ioengine=io_uring --direct=1 --rw=randrw --bs=16k \
+	fio --name=x --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 --rw=randrw --bs=16k \
 		--iodepth=32 --time_based --runtime=120 --size=32M --output="$work/$what.fio" &
 	fpid=$!
 	sleep 3

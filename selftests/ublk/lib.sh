@@ -27,6 +27,7 @@ ublk_require() {
 	[ -e /dev/ublk-control ] || skip "no /dev/ublk-control (CONFIG_BLK_DEV_UBLK)"
 	command -v fio > /dev/null || skip "no fio"
 	[ -x "$T" ] || { echo "FAIL: no tool at $T"; exit 1; }
+	T=$(realpath "$T")
 	cd "$work"	# fio keeps verify state files in the working directory
 }
 
@@ -40,7 +41,8 @@ ublk_add() {
 
 fio_verify() {
 	local dev=$1 name=$2; shift 2
-	fio --name="$name" --filename="$dev" --ioengine=io_uring --direct=1 \
+	# --allow_file_create=0: never a regular file /dev/ublkbN if the node is gone
+	fio --name="$name" --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 \
 		--verify=crc32c --do_verify=1 --output="$work/$name.fio" "$@" ||
 		{ cat "$work/$name.fio"; return 1; }
 	grep -q 'err= 0' "$work/$name.fio" || { cat "$work/$name.fio"; return 1; }

@@ -11,65 +11,13 @@
 # Exit 0 pass, 1 fail, 77 skip (no ublk driver, no fio, not root).
 set -u
 T=${1:-${IOURING_BPF_BUILD:-build}/user/loader/iouring-bpf}
-fails=0
-work=$(mktemp -d /dev/shm/ublk-smoke.XXXXXX)
-export IOURING_BPF_UBLK_DIR=$work/state
-ids=()
-
-skip() { echo "SKIP: $*"; exit 77; }
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# json EXPR: stdin is JSON, EXPR (Python, over j) must be true
-json() { python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
-jget() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
-
-cleanup() {
-	local id
-	for id in "${ids[@]}"; do
-		[ -e "/sys/class/ublk-char/ublkc$id" ] && "$T" ublk del "$id" > /dev/null 2>&1
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -e /dev/ublk-control ] || skip "no /dev/ublk-control (CONFIG_BLK_DEV_UBLK)"
-command -v fio > /dev/null || skip "no fio"
-[ -x "$T" ] || { echo "FAIL: no tool at $T"; exit 1; }
-T=$(realpath "$T")
-cd "$work"	# fio keeps verify state files in the working directory
-
-# add_dev ARGS...: add a device, print its id; remembers it for cleanup
-add_dev() {
-	local out
-	out=$("$T" -j ublk add "$@") || { echo "add $*: $out" >&2; return 1; }
-	ids+=("$(jget '["id"]' <<<"$out")")
-	echo "$out"
-}
-
-# wait_gone PID: up to 20 s for a process to exit (zombies count as gone)
-wait_gone() {
-	local i
-	for i in $(seq 200); do
-		[ -e "/proc/$1" ] || return 0
-		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-fio_verify() {
-	local dev=$1 name=$2; shift 2
-	fio --name="$name" --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 \
-		--verify=crc32c --do_verify=1 --output="$work/$name.fio" "$@" ||
-		{ cat "$work/$name.fio"; return 1; }
-	grep -q 'err= 0' "$work/$name.fio" || { cat "$work/$name.fio"; return 1; }
-}
+. "$(dirname "$0")/lib.sh"
+ublk_require
 
 # --- 1 queue, 4 KiB random writes, verified
 img=$work/a.img
 truncate -s 64M "$img"
-out=$(add_dev --target loop-user --file "$img") || { bad "add loop-user"; exit 1; }
+out=$(ublk_add --target loop-user --file "$img") || { bad "add loop-user"; exit 1; }
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
 dev=/dev/ublkb$id
@@ -140,7 +88,7 @@ out=$("$T" ublk del "$id" 2>&1)
 # --- 2 queues, 512 KiB, verified
 img2=$work/b.img
 truncate -s 128M "$img2"
-out=$(add_dev --target loop-user --file "$img2" --queues 2 --depth 16) || { bad "add 2 queues"; exit 1; }
+out=$(ublk_add --target loop-user --file "$img2" --queues 2 --depth 16) || { bad "add 2 queues"; exit 1; }
 id=$(jget '["id"]' <<<"$out")
 dev=/dev/ublkb$id
 "$T" -j ublk list | json "any(d['id'] == $id and d['queues'] == 2 and d['depth'] == 16 for d in j)" &&
@@ -153,7 +101,7 @@ fio_verify "$dev" q2-mix --rw=randrw --bsrange=512-256k --iodepth=8 --size=16M -
 "$T" ublk del "$id" > /dev/null && ok "del $id" || bad "del $id"
 
 # --- SIGTERM to the daemon: it stops the device, removes its state file, exits
-out=$(add_dev --target loop-user --file "$img2") || { bad "add for SIGTERM"; exit 1; }
+out=$(ublk_add --target loop-user --file "$img2") || { bad "add for SIGTERM"; exit 1; }
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
 [ -f "$work/state/$id" ] && ok "state file $work/state/$id" || bad "no state file for $id"
@@ -170,7 +118,7 @@ grep -q 'Terminated: stopping the device' "$work/state/$id.log" && ok "SIGTERM: 
 # --- kill -9 of the daemon under fio: fio fails, del cleans up
 img3=$work/c.img
 truncate -s 32M "$img3"
-out=$(add_dev --target loop-user --file "$img3") || { bad "add for kill"; exit 1; }
+out=$(ublk_add --target loop-user --file "$img3") || { bad "add for kill"; exit 1; }
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
 dev=/dev/ublkb$id
@@ -203,6 +151,4 @@ rc=$?
 [ $rc = 0 ] && json "j == {'deleted': $id}" <<<"$out" && [ ! -e "/sys/class/ublk-char/ublkc$id" ] &&
 	[ ! -e "$work/state/$id" ] && ok "del after kill: $out" || bad "del after kill: exit $rc: $out"
 
-[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
-echo "$fails check(s) failed"
-exit 1
+finish
