@@ -34,34 +34,12 @@ dd if="$work/p" of="$dev" bs=4096 count=1 oflag=direct conv=notrunc status=none 
 "$T" ublk del "$id" > /dev/null && ok "del" || bad "del $id"
 umount "$small"
 
-# run_fio_and DEV ACTION: fio under load, then ACTION; fio must end, with errors
-fio_then() {
-	local dev=$1 what=$2 action=$3 fpid rc i
-	fio --name=x --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 --rw=randrw --bs=16k \
-		--iodepth=32 --time_based --runtime=120 --size=32M --output="$work/$what.fio" &
-	fpid=$!
-	sleep 3
-	eval "$action"
-	for i in $(seq 60); do
-		kill -0 "$fpid" 2>/dev/null || break
-		sleep 1
-	done
-	if kill -0 "$fpid" 2>/dev/null; then
-		bad "$what: fio still runs 60 s later"
-		kill -9 "$fpid"
-	fi
-	wait "$fpid"
-	rc=$?
-	[ $rc != 0 ] && ok "$what: fio ended with errors (exit $rc) within $i s" ||
-		bad "$what: fio exit $rc"
-}
-
 img=$work/k.img
 truncate -s 32M "$img"
 out=$(ublk_add --target "$target" --file "$img") || { bad "add"; finish; }
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
-fio_then "/dev/ublkb$id" kill-daemon "kill -9 $dpid"
+fio_then "/dev/ublkb$id" kill-daemon "kill -9 $dpid" --bs=16k --iodepth=32
 wait_gone "$dpid" && ok "daemon gone" || bad "daemon $dpid still there"
 out=$("$T" ublk del "$id" 2>&1) && [ ! -e "/sys/class/ublk-char/ublkc$id" ] &&
 	ok "del after kill: $out" || bad "del after kill: $out"
@@ -69,7 +47,9 @@ out=$("$T" ublk del "$id" 2>&1) && [ ! -e "/sys/class/ublk-char/ublkc$id" ] &&
 out=$(ublk_add --target "$target" --file "$img" --queues 2) || { bad "add"; finish; }
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
-fio_then "/dev/ublkb$id" del-under-io "timeout 60 $T ublk del $id > $work/del.out 2>&1 || echo del-failed >> $work/del.out"
+fio_then "/dev/ublkb$id" del-under-io \
+	"timeout 60 $T ublk del $id > $work/del.out 2>&1 || echo del-failed >> $work/del.out" \
+	--bs=16k --iodepth=32
 grep -q del-failed "$work/del.out" && bad "del under I/O: $(cat "$work/del.out")" ||
 	ok "del under I/O: $(cat "$work/del.out")"
 [ ! -e "/sys/class/ublk-char/ublkc$id" ] && ok "device gone" || bad "device $id still exists"

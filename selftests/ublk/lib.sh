@@ -59,6 +59,37 @@ wait_gone() {
 	return 1
 }
 
+# fio_then DEV WHAT ACTION [FIO_ARGS...]: start fio (random reads and writes,
+# time-based) on DEV, run the shell command ACTION once fio's I/O is under
+# way, and check that fio then ends within 60 s, with errors.
+fio_then() {
+	local dev=$1 what=$2 action=$3 fpid rc i
+	shift 3
+	fio --name="$what" --filename="$dev" --allow_file_create=0 --ioengine=io_uring \
+		--direct=1 --rw=randrw --time_based --runtime=120 --size=32M \
+		--output="$work/$what.fio" "$@" &
+	fpid=$!
+	# under way: reads completed, from /sys/block/X/stat
+	for i in $(seq 300); do
+		[ "$(awk '{ print $1 }' "/sys/block/${dev#/dev/}/stat" 2>/dev/null || echo 0)" -gt 200 ] &&
+			break
+		sleep 0.1
+	done
+	eval "$action"
+	for i in $(seq 60); do
+		kill -0 "$fpid" 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 "$fpid" 2>/dev/null; then
+		bad "$what: fio still runs 60 s later"
+		kill -9 "$fpid"
+	fi
+	wait "$fpid"
+	rc=$?
+	[ $rc != 0 ] && ok "$what: fio ended with errors (exit $rc) within $i s" ||
+		bad "$what: fio exit $rc"
+}
+
 finish() {
 	[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
 	echo "$fails check(s) failed"

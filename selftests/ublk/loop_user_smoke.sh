@@ -122,28 +122,7 @@ out=$(ublk_add --target loop-user --file "$img3") || { bad "add for kill"; exit 
 id=$(jget '["id"]' <<<"$out")
 dpid=$(jget '["pid"]' <<<"$out")
 dev=/dev/ublkb$id
-fio --name=kill --filename="$dev" --allow_file_create=0 --ioengine=io_uring --direct=1 \
-	--rw=randrw --bs=4k --iodepth=16 --time_based --runtime=120 --size=32M \
-	--output="$work/kill.fio" &
-fpid=$!
-# kill it once fio's I/O is under way (reads completed, from /sys/block/X/stat)
-for i in $(seq 300); do
-	[ "$(awk '{ print $1 }' "/sys/block/ublkb$id/stat" 2>/dev/null || echo 0)" -gt 200 ] && break
-	sleep 0.1
-done
-kill -9 "$dpid"
-for i in $(seq 60); do
-	kill -0 "$fpid" 2>/dev/null || break
-	sleep 1
-done
-if kill -0 "$fpid" 2>/dev/null; then
-	bad "fio still runs 60 s after the daemon was killed"
-	kill -9 "$fpid"
-fi
-wait "$fpid"
-rc=$?
-[ $rc != 0 ] && ok "fio failed (exit $rc) after kill -9 of the daemon, within $i s" ||
-	bad "fio exit $rc after the daemon was killed"
+fio_then "$dev" kill-daemon "kill -9 $dpid" --bs=4k --iodepth=16
 "$T" -j ublk list | json "any(d['id'] == $id and d['state'] == 'DEAD' and not d['daemon_alive'] for d in j)" &&
 	ok "list: $id DEAD, daemon gone" || bad "list after kill: $("$T" -j ublk list)"
 out=$("$T" -j ublk del "$id")
