@@ -23,7 +23,9 @@ help:
 	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T)"
 	@echo "make check-host    host tests only"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
-	@echo "make install [PREFIX=/usr/local]  liburing-bpf, its headers, pkg-config file and man pages"
+	@echo "make install [PREFIX=/usr/local]  liburing-bpf, its headers, pkg-config file and man pages,"
+	@echo "                   the iouring-bpf tool, and what a policy is built with: vmlinux.h of"
+	@echo "                   the patched kernel, libbpf headers, iouring-bpf-bpftool (README.md)"
 	@echo "make kernel-default | kernel-debug   build one kernel variant"
 	@echo "make user-default | user-debug       user space + BPF against that variant's BTF"
 	@echo "make clean         remove user-space build; make distclean removes $(BUILD)/"
@@ -60,7 +62,8 @@ check-host: user-$(CHECK_VARIANT)
 demo: user-$(DEMO_VARIANT)
 	@scripts/demo --build-dir $(abs_build) --variant $(DEMO_VARIANT)
 
-# liburing-bpf (shared + static, pkg-config file, man pages) and the BPF headers
+# liburing-bpf (shared + static, pkg-config file, man pages), the BPF headers,
+# the tool, and for building policies: vmlinux.h, libbpf/UAPI headers, bpftool
 PREFIX ?= /usr/local
 install: user-$(DEMO_VARIANT)
 	@cmake --install $(abs_build)/user --prefix $(PREFIX)

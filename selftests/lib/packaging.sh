@@ -25,6 +25,30 @@ for f in $mapped; do
 done
 echo "$(echo "$mapped" | wc -l) exported symbols, all versioned, all with man pages"
 
+# what a policy is built with (README.md, "Building your own policy"):
+# vmlinux.h of the patched kernel next to the BPF headers, libbpf's and the
+# patched UAPI headers in a directory of their own, bpftool under its own name
+inc=$dest/usr/include/iouring_bpf
+grep -q '^struct io_uring_bpf_ops {' "$inc/vmlinux.h" 2>/dev/null ||
+	fail "no vmlinux.h with struct io_uring_bpf_ops installed in $inc"
+cmp -s "$inc/vmlinux.h" "$IOURING_BPF_BUILD/vmlinux.h" || fail "the installed vmlinux.h is not the build's"
+for h in bpf/bpf_helpers.h bpf/bpf_helper_defs.h bpf/bpf_tracing.h bpf/bpf_core_read.h \
+	bpf/bpf_endian.h bpf/libbpf.h bpf/bpf.h bpf/btf.h linux/types.h linux/io_uring.h \
+	linux/ublk_cmd.h asm/types.h asm-generic/errno.h; do
+	cmp -s "$inc/sys/$h" "$IOURING_BPF_BUILD/tools/root/include/$h" ||
+		fail "$inc/sys/$h is missing or not the build's"
+done
+grep -q IORING_SETUP_SQ_REWIND "$inc/sys/linux/io_uring.h" ||
+	fail "the installed linux/io_uring.h is not the patched kernel's"
+bpftool=$dest/usr/bin/iouring-bpf-bpftool
+"$bpftool" version 2>/dev/null | grep -q '^bpftool v' || fail "no working $bpftool installed"
+cmp -s "$bpftool" "$IOURING_BPF_BUILD/tools/bin/bpftool" || fail "$bpftool is not the build's bpftool"
+for p in bin/bpftool sbin/bpftool include/bpf include/linux include/asm include/asm-generic \
+	include/vmlinux.h; do
+	[ ! -e "$dest/usr/$p" ] || fail "installed $p, which would replace or shadow the distribution's"
+done
+echo "vmlinux.h, libbpf and UAPI headers and iouring-bpf-bpftool installed, none under a distribution's name"
+
 pc=$(dirname "$so")/pkgconfig
 cat > "$dest/t.c" <<'C'
 #include <liburing-bpf.h>
