@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing-bpf.h>
@@ -26,6 +28,7 @@
 #include "mainline_nops.skel.h"
 #include "nops.skel.h"
 #include "copy.skel.h"
+#include "printk.skel.h"
 
 #define LOOP_FLAGS IOURING_BPF_RING_FLAGS
 
@@ -878,6 +881,93 @@ out:
 	return status;
 }
 
+/* tracefs, mounted if the guest has not done it yet */
+static const char *tracefs(void)
+{
+	static const char dir[] = "/sys/kernel/tracing";
+
+	if (access("/sys/kernel/tracing/trace", F_OK) &&
+	    mount("tracefs", dir, "tracefs", 0, NULL)) {
+		fprintf(stderr, "mount tracefs on %s: %s\n", dir, strerror(errno));
+		return NULL;
+	}
+	return dir;
+}
+
+/* bpf_printk() from loop_step reaches the trace buffer, line by line */
+static int test_printk(void)
+{
+	struct iouring_bpf_ring r;
+	struct printk *skel = NULL;
+	struct bpf_link *link = NULL;
+	const char *dir = tracefs();
+	char path[128], want[96], *buf = NULL;
+	int ret, fd, status = KSFT_FAIL;
+	unsigned int step, found = 0;
+	__u32 token = (__u32)getpid() * 2654435761u ^ (__u32)time(NULL);
+	size_t len = 0, cap = 1 << 16;
+	ssize_t n;
+
+	if (!dir || !CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	/* start from an empty buffer: only this run's lines count */
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (!CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno)))
+		goto out;
+	close(fd);
+
+	skel = printk__open();
+	if (!CHECK(skel, "open: %s", strerror(errno)))
+		goto out;
+	skel->rodata->token = token;
+	skel->struct_ops.printk_ops->ring_fd = r.fd;
+	/* the verifier refuses bpf_trace_printk without CONFIG_BPF_EVENTS */
+	if (!CHECK_OK(printk__load(skel), "load of a policy calling bpf_printk"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.printk_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0 && skel->bss->steps == 3, "enter: %d after %u steps",
+		   ret, skel->bss->steps))
+		goto out;
+
+	buf = malloc(cap);
+	fd = open(path, O_RDONLY);
+	if (!CHECK(buf && fd >= 0, "open %s: %s", path, strerror(errno)))
+		goto out;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = 0;
+	for (step = 1; step <= 3; step++) {
+		snprintf(want, sizeof(want), "iouring-bpf printk token=%u step=%u\n",
+			 token, step);
+		found += strstr(buf, want) != NULL;
+	}
+	if (!CHECK(found == 3, "%u of 3 bpf_printk lines with token %u in %s; it holds:\n%.2000s",
+		   found, token, path, buf))
+		goto out;
+	printf("3 bpf_printk lines from loop_step in %s (token %u)\n", path, token);
+	status = KSFT_PASS;
+out:
+	free(buf);
+	bpf_link__destroy(link);
+	printk__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -902,6 +992,7 @@ static const struct {
 	{ "verifier-region-past-size", test_verifier_region_past_size },
 	{ "verifier-region-nonconst-size", test_verifier_region_nonconst },
 	{ "mainline-only", test_mainline_only },
+	{ "printk", test_printk },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
