@@ -123,8 +123,15 @@ int iouring_bpf_dag_add_edge(struct iouring_bpf_dag *dag, unsigned int parent,
 	return 0;
 }
 
-/* Kahn's algorithm: -EINVAL naming a node on a cycle, if there is one. */
-static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iou_dag_edge *out)
+/*
+ * Kahn's algorithm over the scratch layout: -EINVAL naming a node on a
+ * cycle, if there is one. Nodes Kahn leaves unfinished are on a cycle or
+ * downstream of one; each still has an unfinished parent, so walking
+ * unfinished parents from any of them for n steps ends on a cycle. The
+ * cycle is named from its lowest-numbered node, in edge direction.
+ */
+static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iou_dag_node *nodes,
+			     const struct iou_dag_edge *out)
 {
 	unsigned int n = dag->nr_nodes, head = 0, tail = 0, seen = 0;
 	__u32 *pending = malloc(sizeof(*pending) * (n ? n : 1));
@@ -136,28 +143,67 @@ static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iou_dag_e
 		goto out;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		pending[i] = dag->nodes[i].nr_in;
+		pending[i] = nodes[i].nr_in;
 		if (!pending[i])
 			queue[tail++] = i;
 	}
 	while (head < tail) {
 		__u32 v = queue[head++];
+		const struct iou_dag_node *node = &nodes[v];
 
 		seen++;
-		const struct iou_dag_node *node = &dag->nodes[v];
-
 		for (__u32 e = node->first_out; e < node->first_out + node->nr_out; e++)
 			if (--pending[out[e].child] == 0)
 				queue[tail++] = out[e].child;
 	}
 	if (seen != n) {
-		for (unsigned int i = 0; i < n; i++) {
-			if (pending[i]) {
-				ret = dag_fail(dag, -EINVAL,
-					       "the graph has a cycle: node %u depends on itself", i);
-				break;
+		__u32 v = 0, low, len = 0;
+		char path[160];
+		int at = 0;
+
+		while (!pending[v])
+			v++;
+		/* back along unfinished parents: after n steps v is on a cycle */
+		for (unsigned int step = 0; step < n; step++) {
+			for (unsigned int i = 0; i < nodes[v].nr_in; i++) {
+				if (pending[dag->parents[v][i]]) {
+					v = dag->parents[v][i];
+					break;
+				}
 			}
 		}
+		/* the cycle through v, walked backwards: find its lowest node */
+		low = v;
+		queue[len++] = v;	/* queue is free now: the cycle, reversed */
+		for (__u32 u = v;;) {
+			for (unsigned int i = 0; i < nodes[u].nr_in; i++) {
+				if (pending[dag->parents[u][i]]) {
+					u = dag->parents[u][i];
+					break;
+				}
+			}
+			if (u == v)
+				break;
+			queue[len++] = u;
+			if (u < low)
+				low = u;
+		}
+		/* print it forwards from the lowest node: low -> ... -> low */
+		unsigned int li = 0;
+
+		while (queue[li] != low)
+			li++;
+		for (unsigned int k = 0; k <= len; k++) {
+			__u32 u = queue[(li + len - k % len) % len];
+
+			if (at >= (int)sizeof(path) - 16) {
+				snprintf(path + at, sizeof(path) - at, " -> ...");
+				break;
+			}
+			at += snprintf(path + at, sizeof(path) - at, k ? " -> %u" : "%u", u);
+		}
+		ret = dag_fail(dag, -EINVAL,
+			       "the graph has a cycle: node %u depends on itself (%s)", low, path);
 	}
 out:
 	free(pending);
@@ -169,6 +215,8 @@ int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nod
 			   unsigned int max_nodes, struct iou_dag_edge *edges,
 			   unsigned int max_edges, __u32 *nr_nodes)
 {
+	struct iou_dag_node *snodes;
+	struct iou_dag_edge *sedges;
 	__u32 *fill;
 	int ret;
 
@@ -178,29 +226,43 @@ int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nod
 		return dag_fail(dag, -ENOSPC, "%u nodes and %u edges do not fit (%u, %u)",
 				dag->nr_nodes, dag->nr_edges, max_nodes, max_edges);
 
-	/* out-edges grouped by parent, in the order they were added */
+	/*
+	 * Lay the graph out and check it in scratch copies: the tables given
+	 * may be a loaded policy's, still holding the last good graph, and a
+	 * refused graph must leave them as they were.
+	 */
+	snodes = malloc(sizeof(*snodes) * (dag->nr_nodes ? dag->nr_nodes : 1));
+	sedges = malloc(sizeof(*sedges) * (dag->nr_edges ? dag->nr_edges : 1));
 	fill = calloc(dag->nr_nodes ? dag->nr_nodes : 1, sizeof(*fill));
-	if (!fill)
-		return dag_fail(dag, -ENOMEM, "out of memory exporting the graph");
+	if (!snodes || !sedges || !fill) {
+		ret = dag_fail(dag, -ENOMEM, "out of memory exporting the graph");
+		goto out;
+	}
+	/* out-edges grouped by parent, in the order they were added */
 	for (unsigned int i = 0, at = 0; i < dag->nr_nodes; i++) {
-		dag->nodes[i].first_out = at;
+		snodes[i] = dag->nodes[i];
+		snodes[i].first_out = at;
 		fill[i] = at;
 		at += dag->nodes[i].nr_out;
 	}
 	for (unsigned int i = 0; i < dag->nr_edges; i++) {
 		const struct dag_edge_in *e = &dag->edges[i];
 
-		edges[fill[e->parent]++] = (struct iou_dag_edge){ e->child, e->cond };
+		sedges[fill[e->parent]++] = (struct iou_dag_edge){ e->child, e->cond };
 	}
-	free(fill);
 
-	ret = dag_check_acyclic(dag, edges);
+	ret = dag_check_acyclic(dag, snodes, sedges);
 	if (ret)
-		return ret;
+		goto out;
 
-	memcpy(nodes, dag->nodes, sizeof(*nodes) * dag->nr_nodes);
+	memcpy(edges, sedges, sizeof(*edges) * dag->nr_edges);
+	memcpy(nodes, snodes, sizeof(*nodes) * dag->nr_nodes);
 	*nr_nodes = dag->nr_nodes;
-	return 0;
+out:
+	free(snodes);
+	free(sedges);
+	free(fill);
+	return ret;
 }
 
 /* A global of the dag policy, live (loaded) memory of at least size bytes. */
