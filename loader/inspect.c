@@ -127,6 +127,7 @@ int cmd_inspect(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		const char *why = not_settable(&g[i]);
 		bool is_int = g[i].flags & IOURING_BPF_GLOBAL_INT;
+		char text[24];
 
 		if (json_output) {
 			json_object_start(jw);
@@ -137,13 +138,16 @@ int cmd_inspect(int argc, char **argv)
 			json_kv_bool(jw, "settable", !why);
 			if (why)
 				json_kv_string(jw, "why_not", why);
-			if (is_int)
-				json_kv_int(jw, "default", policy_global_int(p, &g[i]));
+			if (is_int) {
+				json_key(jw, "default");
+				json_int_val(jw, policy_global_int(p, &g[i]));
+			}
 			json_object_end(jw);
 		} else if (is_int) {
-			printf("    %-28s %-8s %s%-3u %-9s default %lld\n", g[i].name, g[i].section,
+			printf("    %-28s %-8s %s%-3u %-9s default %s\n", g[i].name, g[i].section,
 			       g[i].flags & IOURING_BPF_GLOBAL_SIGNED ? "s" : "u", g[i].size * 8,
-			       why ? why : "settable", policy_global_int(p, &g[i]));
+			       why ? why : "settable",
+			       int_val_text(policy_global_int(p, &g[i]), text, sizeof(text)));
 		} else {
 			printf("    %-28s %-8s %u bytes, %s\n", g[i].name, g[i].section, g[i].size,
 			       why ? why : "settable");

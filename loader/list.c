@@ -78,7 +78,8 @@ static void print_counters(const char *dir, const char *file)
 		const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, var->type));
 		const char *name = btf__name_by_offset(btf, var->name_off);
 		bool is_signed;
-		long long v = 0;
+		struct int_val v;
+		char text[24];
 
 		if (!t || btf_var(var)->linkage == BTF_VAR_STATIC ||
 		    vs->offset + vs->size > info.value_size)
@@ -93,9 +94,9 @@ static void print_counters(const char *dir, const char *file)
 			continue;
 		v = int_from_bytes((char *)value + vs->offset, vs->size, is_signed);
 		if (json_output)
-			json_kv_int(jw, name, v);
+			json_key(jw, name), json_int_val(jw, v);
 		else
-			printf(" %s=%lld", name, v);
+			printf(" %s=%s", name, int_val_text(v, text, sizeof(text)));
 	}
 out:
 	free(value);

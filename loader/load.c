@@ -250,14 +250,17 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		       status ? strerror(-status) : "ok");
 	}
 	for (int i = 0; i < n; i++) {
+		char text[24];
+
 		if (!(g[i].flags & IOURING_BPF_GLOBAL_INT) ||
 		    g[i].flags & (IOURING_BPF_GLOBAL_RODATA | IOURING_BPF_GLOBAL_STATIC) ||
 		    !strcmp(g[i].name, "iou_exit_status"))
 			continue;
 		if (json_output)
-			json_kv_int(jw, g[i].name, policy_global_int(p, &g[i]));
+			json_key(jw, g[i].name), json_int_val(jw, policy_global_int(p, &g[i]));
 		else
-			printf("  %-28s %lld\n", g[i].name, policy_global_int(p, &g[i]));
+			printf("  %-28s %s\n", g[i].name,
+			       int_val_text(policy_global_int(p, &g[i]), text, sizeof(text)));
 	}
 	if (json_output) {
 		json_object_end(jw);

@@ -22,12 +22,20 @@ extern const char *prog_name;
 int fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* An integer of size bytes at p; a policy's integer global's value. */
+/* An integer of size bytes at p; a policy's integer global's value. The
+ * bits are kept as a u64 (sign-extended when signed): unsigned values
+ * print as unsigned, all 64 bits of them. */
+struct int_val {
+	unsigned long long bits;
+	bool is_signed;
+};
 struct iouring_bpf_policy;
 struct iouring_bpf_global;
-long long int_from_bytes(const void *p, unsigned int size, bool is_signed);
-long long policy_global_int(const struct iouring_bpf_policy *p,
-			    const struct iouring_bpf_global *g);
+struct int_val int_from_bytes(const void *p, unsigned int size, bool is_signed);
+struct int_val policy_global_int(const struct iouring_bpf_policy *p,
+				 const struct iouring_bpf_global *g);
+const char *int_val_text(struct int_val v, char *buf, size_t size);
+void json_int_val(struct json *j, struct int_val v);
 
 /* libbpf output: kept for the verifier log tail, or printed with -d. */
 void libbpf_log_reset(void);

@@ -106,24 +106,44 @@ void libbpf_log_print_tail(unsigned int lines)
 	fwrite(start, 1, end - start, stderr);
 }
 
-long long int_from_bytes(const void *p, unsigned int size, bool is_signed)
+struct int_val int_from_bytes(const void *p, unsigned int size, bool is_signed)
 {
+	struct int_val v = { .is_signed = is_signed };
+
 	switch (size) {
-	case 1: return is_signed ? (long long)*(const __s8 *)p : (long long)*(const __u8 *)p;
-	case 2: return is_signed ? (long long)*(const __s16 *)p : (long long)*(const __u16 *)p;
-	case 4: return is_signed ? (long long)*(const __s32 *)p : (long long)*(const __u32 *)p;
-	case 8: return *(const long long *)p;
-	default: return 0;
+	case 1: v.bits = is_signed ? (__u64)(__s64)*(const __s8 *)p : *(const __u8 *)p; break;
+	case 2: v.bits = is_signed ? (__u64)(__s64)*(const __s16 *)p : *(const __u16 *)p; break;
+	case 4: v.bits = is_signed ? (__u64)(__s64)*(const __s32 *)p : *(const __u32 *)p; break;
+	case 8: v.bits = *(const __u64 *)p; break;
 	}
+	return v;
 }
 
-long long policy_global_int(const struct iouring_bpf_policy *p, const struct iouring_bpf_global *g)
+struct int_val policy_global_int(const struct iouring_bpf_policy *p,
+				 const struct iouring_bpf_global *g)
 {
 	__u64 v = 0;
 
 	if (g->size > sizeof(v) || iouring_bpf_policy_get_global(p, g->name, &v, g->size))
-		return 0;
+		return (struct int_val){ .is_signed = g->flags & IOURING_BPF_GLOBAL_SIGNED };
 	return int_from_bytes(&v, g->size, g->flags & IOURING_BPF_GLOBAL_SIGNED);
+}
+
+const char *int_val_text(struct int_val v, char *buf, size_t size)
+{
+	if (v.is_signed)
+		snprintf(buf, size, "%lld", (long long)v.bits);
+	else
+		snprintf(buf, size, "%llu", v.bits);
+	return buf;
+}
+
+void json_int_val(struct json *j, struct int_val v)
+{
+	if (v.is_signed)
+		json_int(j, (long long)v.bits);
+	else
+		json_uint(j, v.bits);
 }
 
 static int cmd_help(int argc, char **argv);

@@ -65,6 +65,11 @@ json_check '[p["name"] for p in j["programs"]] == ["nops_step"] and
 json_check 'any(g["name"] == "g_const" and not g["settable"] and "const" in g["why_not"] for g in j["globals"])' \
 	"$T" --json inspect "$GLOBALS"
 expect 0 'nop_total +\.rodata +u32 +settable +default 1000' "$T" inspect "$NOPS"
+# u64 globals are unsigned: ~0ULL is 18446744073709551615, not -1 (text and JSON)
+expect 0 'g_u64 +\.rodata +u64 +settable +default 18446744073709551615$' "$T" inspect "$GLOBALS"
+expect 0 'g_s64 +\.rodata +s64 +settable +default -4$' "$T" inspect "$GLOBALS"
+json_check 'any(g["name"] == "g_u64" and g["default"] == 18446744073709551615 for g in j["globals"]) and
+	any(g["name"] == "g_s64" and g["default"] == -4 for g in j["globals"])' "$T" -j inspect "$GLOBALS"
 
 # ublk: usage errors (exit 2) and refusals made before any device exists
 # (this host has no ublk driver: the VM tests cover the rest)
