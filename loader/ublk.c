@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,12 +283,34 @@ static int check_add_shape(const struct add_args *a, struct ublk_conf *c)
 	return 0;
 }
 
+/*
+ * A path with a control character (a newline above all) is refused: it
+ * would reach the state file, the log and list's output as is.
+ */
+static bool has_control_char(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return true;
+	return false;
+}
+
+static int refuse_control_char(const char *opt, const char *given, const char *abs)
+{
+	if (!has_control_char(given) && !has_control_char(abs))
+		return 0;
+	return fail(EINVAL, "%s: the path has a control character (newline, tab, ...), which "
+			    "ublk add refuses; rename the file", opt);
+}
+
 /* A backing file: exists, regular or block device, size a multiple of 512, writable. */
 static int check_file(const char *path, char *abs, __u64 *bytes)
 {
 	struct stat st;
 	int fd;
 
+	if (has_control_char(path))
+		return refuse_control_char("--file", path, "");
 	if (stat(path, &st))
 		return fail(errno, "--file %s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
@@ -317,7 +341,7 @@ static int check_file(const char *path, char *abs, __u64 *bytes)
 			    (unsigned long long)*bytes);
 	if (!realpath(path, abs))
 		return fail(errno, "--file %s: %s", path, strerror(errno));
-	return 0;
+	return refuse_control_char("--file", path, abs);
 }
 
 /* The built-in policy object NAME: $IOURING_BPF_POLICY_DIR, install dir, build dir. */
@@ -332,7 +356,7 @@ static int find_policy(const char *name, char *out)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
 		if (!access(path, R_OK) && realpath(path, out))
-			return 0;
+			return refuse_control_char("the policy", path, out);
 		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s",
 			 tried[0] ? ", " : "", dirs[i]);
 	}
@@ -415,8 +439,13 @@ static int validate_add(const struct add_args *a, struct ublk_conf *c)
 		total += c->file_bytes[i];
 	}
 	if (c->target == UBLK_TARGET_BPF) {
+		if (has_control_char(a->policy))
+			return refuse_control_char("--policy", a->policy, "");
 		if (!realpath(a->policy, c->policy))
 			return fail(errno, "--policy %s: %s", a->policy, strerror(errno));
+		ret = refuse_control_char("--policy", a->policy, c->policy);
+		if (ret)
+			return ret;
 	} else if (c->target != UBLK_TARGET_LOOP_USER) {
 		ret = find_policy(c->target == UBLK_TARGET_LOOP ? "ublk_loop.bpf.o" :
 				  "ublk_split.bpf.o", c->policy);
@@ -712,7 +741,8 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 	const struct ublksrv_ctrl_dev_info *info = &dev->info;
 	struct ublk_params params;
 	int id = info->dev_id;
-	pid_t pid = have_st && st->pid > 0 ? st->pid : info->ublksrv_pid;
+	/* the kernel's word, not the state file's: a file is easier to get wrong */
+	pid_t pid = info->ublksrv_pid;
 	bool alive = ublk_pid_alive(pid);
 	__u64 bytes = 0;
 	char flags[256], size[32], path[PATH_MAX];
@@ -813,7 +843,8 @@ static int cmd_ublk_list(int argc, char **argv)
 				json_array_end(jw), json_destroy(jw);
 			return fail(ret, "ublk %d: %s", ids[i], driver_error(ret));
 		}
-		have_st = !ublk_state_read(ids[i], &st);
+		/* a state file describes the device only if it names the kernel's daemon */
+		have_st = !ublk_state_read(ids[i], &st) && st.pid == (pid_t)dev.info.ublksrv_pid;
 		list_one(&dev, &st, have_st);
 		iouring_bpf_ublk_close(&dev);
 	}
@@ -835,25 +866,17 @@ static int cmd_ublk_list(int argc, char **argv)
 
 /* --- del --- */
 
-/* pid runs this program, or one called iouring-bpf: one of our daemons. */
-static bool is_our_daemon(pid_t pid)
+/* pid's executable is this program's (the same file, or one rebuilt in its place). */
+static bool runs_our_exe(pid_t pid)
 {
 	char a[PATH_MAX], b[PATH_MAX], path[64];
+	struct stat sa, sb;
 	ssize_t n, m;
-	FILE *f;
 
-	if (!ublk_pid_alive(pid))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		bool named = fgets(a, sizeof(a), f) && !strcmp(a, "iouring-bpf\n");
-
-		fclose(f);
-		if (named)
-			return true;
-	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (!stat(path, &sa) && !stat("/proc/self/exe", &sb) && sa.st_dev == sb.st_dev &&
+	    sa.st_ino == sb.st_ino)
+		return true;
 	n = readlink(path, a, sizeof(a) - 1);
 	m = readlink("/proc/self/exe", b, sizeof(b) - 1);
 	if (n <= 0 || m <= 0)
@@ -862,6 +885,72 @@ static bool is_our_daemon(pid_t pid)
 	if (n > 10 && !strcmp(a + n - 10, " (deleted)"))
 		a[n - 10] = 0;
 	return !strcmp(a, b);
+}
+
+/* pid has ublk ID's char device (/dev/ublkcID) open: it serves that device. */
+static bool holds_char_dev(pid_t pid, unsigned long id)
+{
+	char path[PATH_MAX];
+	unsigned int major, minor;
+	struct dirent *e;
+	bool found = false;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/ublk-char/ublkc%lu/dev", id);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%u:%u", &major, &minor) != 2) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, e->d_name);
+		found = !stat(path, &st) && S_ISCHR(st.st_mode) &&
+			st.st_rdev == makedev(major, minor);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A pidfd for pid if it is our daemon for ublk ID: it runs this program and
+ * holds /dev/ublkcID open; -1 if not. Not its name (anything can be called
+ * iouring-bpf) and not a state file's word. Signals then go through the
+ * pidfd, so they reach that process even if pid is reused meanwhile.
+ */
+static int our_daemon_pidfd(pid_t pid, unsigned long id)
+{
+	int pidfd;
+
+	if (pid <= 0 || pid == getpid())
+		return -1;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -1;
+	/* checked after the pidfd pins the process: still the same one afterwards */
+	if (!ublk_pid_alive(pid) || !runs_our_exe(pid) || !holds_char_dev(pid, id) ||
+	    syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0)) {
+		close(pidfd);
+		return -1;
+	}
+	return pidfd;
+}
+
+static void pidfd_kill(int pidfd, int sig)
+{
+	if (pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
 /* Poll the device until it is not LIVE (or gone): true if so within ms. */
@@ -883,9 +972,9 @@ static int cmd_ublk_del(int argc, char **argv)
 	struct iouring_bpf_ublk_dev dev;
 	struct ublk_state st;
 	unsigned long id;
-	bool have_st, ours;
+	bool have_st;
 	pid_t pid;
-	int ret;
+	int ret, pidfd;
 
 	if (argc == 1 && is_help(argv[0]))
 		return del_usage(stdout), 0;
@@ -906,15 +995,19 @@ static int cmd_ublk_del(int argc, char **argv)
 	if (ret)
 		return fail(ret, "%s", driver_error(ret));
 
-	pid = have_st && st.pid > 0 ? st.pid : dev.info.ublksrv_pid;
-	ours = is_our_daemon(pid);
-	if (dev.info.state == UBLK_S_DEV_LIVE && ours) {
+	/*
+	 * The daemon is the one the kernel names (START_DEV's pid), and only if
+	 * it is ours and serves this device: never the state file's pid.
+	 */
+	pid = dev.info.ublksrv_pid;
+	pidfd = our_daemon_pidfd(pid, id);
+	if (dev.info.state == UBLK_S_DEV_LIVE && pidfd >= 0) {
 		/* the daemon stops the device itself: we never wait on a hung one */
-		kill(pid, SIGTERM);
+		pidfd_kill(pidfd, SIGTERM);
 		if (!wait_not_live(&dev, DEL_WAIT_MS)) {
 			warn("the daemon (pid %d) did not stop ublk %lu within %d s: killing it",
 			     (int)pid, id, DEL_WAIT_MS / 1000);
-			kill(pid, SIGKILL);
+			pidfd_kill(pidfd, SIGKILL);
 			wait_not_live(&dev, DEL_WAIT_MS);
 		}
 	}
@@ -922,15 +1015,19 @@ static int cmd_ublk_del(int argc, char **argv)
 	ret = iouring_bpf_ublk_stop(&dev);
 	if (ret && ret != -ENODEV) {
 		iouring_bpf_ublk_close(&dev);
+		if (pidfd >= 0)
+			close(pidfd);
 		return fail(ret, "stopping ublk %lu (STOP_DEV): %s", id, strerror(-ret));
 	}
 	ret = iouring_bpf_ublk_delete(&dev, DEL_WAIT_MS);
-	if (ret == -ETIMEDOUT && is_our_daemon(pid)) {
+	if (ret == -ETIMEDOUT && pidfd >= 0) {
 		warn("the daemon (pid %d) did not close /dev/ublkc%lu within %d s: killing it",
 		     (int)pid, id, DEL_WAIT_MS / 1000);
-		kill(pid, SIGKILL);
+		pidfd_kill(pidfd, SIGKILL);
 		ret = iouring_bpf_ublk_delete(&dev, DEL_WAIT_MS);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	iouring_bpf_ublk_close(&dev);
 	if (ret == -ETIMEDOUT)
 		return fail(ret, "ublk %lu is stopped and removed, but its daemon (pid %d) still "

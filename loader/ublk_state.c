@@ -5,6 +5,7 @@
  * the daemon once the device is live and read by list and del.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,6 +73,52 @@ void ublk_state_path(int id, const char *suffix, char *buf, size_t size)
 	snprintf(buf, size, "%s/%d%s", ublk_state_dir(), id, suffix ? suffix : "");
 }
 
+/*
+ * Values are written escaped: a backslash as two, a control character
+ * (newline, tab, DEL, ...) as backslash, 'x', two hex digits; so no value
+ * (a file name may hold a newline) can start a line, or a key, of its own.
+ */
+static void put_value(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "%s=", key);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('\n', f);
+}
+
+/* Undo put_value() in place: 0, or -EINVAL for a malformed escape. */
+static int unescape(char *v)
+{
+	char *out = v;
+
+	for (char *p = v; *p; p++) {
+		if (*p != '\\') {
+			*out++ = *p;
+			continue;
+		}
+		if (p[1] == '\\') {
+			*out++ = '\\';
+			p++;
+		} else if (p[1] == 'x' && isxdigit((unsigned char)p[2]) &&
+			   isxdigit((unsigned char)p[3])) {
+			char hex[3] = { p[2], p[3], 0 };
+
+			*out++ = (char)strtoul(hex, NULL, 16);
+			p += 3;
+		} else {
+			return -EINVAL;
+		}
+	}
+	*out = 0;
+	return 0;
+}
+
 int ublk_state_write(const struct ublk_state *s)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -88,9 +135,9 @@ int ublk_state_write(const struct ublk_state *s)
 		ublk_target_name(c->target), (int)s->pid, c->queues, c->depth,
 		(unsigned long long)c->dev_bytes);
 	if (c->policy[0])
-		fprintf(f, "policy=%s\n", c->policy);
+		put_value(f, "policy", c->policy);
 	for (unsigned int i = 0; i < c->nr_files; i++)
-		fprintf(f, "file=%s\n", c->files[i]);
+		put_value(f, "file", c->files[i]);
 	if (fflush(f) || ferror(f))
 		ret = -EIO;
 	if (fclose(f) && !ret)
@@ -102,9 +149,17 @@ int ublk_state_write(const struct ublk_state *s)
 	return ret;
 }
 
+/*
+ * Read STATE_DIR/ID. A file that names a key other than "file" twice, or
+ * holds a malformed line, is refused (-EINVAL) rather than half believed.
+ */
 int ublk_state_read(int id, struct ublk_state *s)
 {
-	char path[PATH_MAX], line[PATH_MAX + 32];
+	static const char *const single[] = { "id", "target", "pid", "queues", "depth", "size",
+					      "policy" };
+	unsigned int seen = 0;
+	char path[PATH_MAX], line[4 * PATH_MAX + 32];
+	int ret = 0;
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
@@ -114,13 +169,28 @@ int ublk_state_read(int id, struct ublk_state *s)
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *v = strchr(line, '=');
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, '='), *nl = strchr(line, '\n');
 
-		if (!v)
-			continue;
+		if (!v || !nl || nl[1]) {
+			ret = -EINVAL;	/* no '=', or a line too long to be ours */
+			break;
+		}
 		*v++ = 0;
-		v[strcspn(v, "\n")] = 0;
+		*nl = 0;
+		if (unescape(v)) {
+			ret = -EINVAL;
+			break;
+		}
+		for (unsigned int i = 0; i < sizeof(single) / sizeof(single[0]); i++) {
+			if (strcmp(line, single[i]))
+				continue;
+			if (seen & (1U << i))
+				ret = -EINVAL;	/* a second "pid=" never overrides the first */
+			seen |= 1U << i;
+		}
+		if (ret)
+			break;
 		if (!strcmp(line, "id"))
 			s->id = atoi(v);
 		else if (!strcmp(line, "target"))
@@ -139,6 +209,8 @@ int ublk_state_read(int id, struct ublk_state *s)
 			snprintf(s->conf.files[s->conf.nr_files++], PATH_MAX, "%s", v);
 	}
 	fclose(f);
+	if (ret)
+		return ret;
 	return s->id == id ? 0 : -EINVAL;
 }
 
