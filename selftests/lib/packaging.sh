@@ -15,15 +15,63 @@ so=$(ls "$dest"/usr/lib*/liburing-bpf.so.0.* 2>/dev/null | head -n1)
 [ -n "$so" ] || fail "no liburing-bpf.so.0.* installed"
 [ -f "$(dirname "$so")/liburing-bpf.a" ] || fail "no liburing-bpf.a installed"
 
-exported=$(nm -D --defined-only "$so" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort)
-mapped=$(grep -oE 'iouring_bpf_[a-z_]+' "$src/liburing-bpf/liburing-bpf.map" | sort)
-[ "$exported" = "$mapped" ] || fail "exports differ from the map: $(diff <(echo "$mapped") <(echo "$exported") | tr '\n' ' ')"
-nm -D "$so" | grep -q 'LIBURING_BPF_0.1' || fail "symbols are not versioned"
+# map_nodes MAP: "SYMBOL NODE" for every symbol a node of the version map exports
+map_nodes() {
+	awk '/^[A-Za-z_][A-Za-z0-9_.]* *\{/ { node = $1 }
+	     /^[ \t]*[A-Za-z_][A-Za-z0-9_]* *;/ && node != "" {
+		sym = $0; gsub(/[ \t;]/, "", sym); if (sym != "local:" && sym != "global:") print sym, node }
+	     /^}/ { node = "" }' "$1" | sort
+}
+# so_versions SO: "SYMBOL NODE" for every symbol SO defines and exports; NODE
+# is "-" for an unversioned symbol, "@NODE" for a non-default version
+so_versions() {
+	readelf --dyn-syms -W "$1" | awk '$1 ~ /^[0-9]+:$/ && $5 != "LOCAL" && $7 != "UND" && $7 != "ABS" {
+		name = $8; node = "-"
+		if (name ~ /@@/) { node = name; sub(/^[^@]*@@/, "", node) }
+		else if (name ~ /@/) { node = name; sub(/^[^@]*@/, "@", node) }
+		sub(/@.*/, "", name); print name, node }' | sort
+}
+# check_versions SO MAP: SO exports exactly MAP's symbols, each with the
+# (default) version of the node MAP lists it in
+check_versions() {
+	local want got
+	want=$(map_nodes "$2")
+	got=$(so_versions "$1")
+	[ -n "$want" ] || { echo "no symbols in $2"; return 1; }
+	[ "$got" = "$want" ] && return 0
+	echo "exports and versions differ from the map (< map, > library):" \
+		"$(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+	return 1
+}
+
+map=$src/liburing-bpf/liburing-bpf.map
+mapped=$(map_nodes "$map" | cut -d' ' -f1)
+msg=$(check_versions "$so" "$map") || fail "$msg"
+
+# the check itself: libraries with one symbol unversioned, one in the wrong
+# node, or no versions at all are refused (the map says a and b are in 0.1,
+# c in 0.2)
+printf 'V_0.1 {\n\tglobal:\n\t\tt_a;\n\t\tt_b;\n\tlocal:\n\t\t*;\n};\n\nV_0.2 {\n\tglobal:\n\t\tt_c;\n} V_0.1;\n' > "$dest/want.map"
+printf 'int t_a(void) { return 1; }\nint t_b(void) { return 2; }\nint t_c(void) { return 3; }\n' > "$dest/v.c"
+printf 'V_0.1 { global: t_a; };\nV_0.2 { global: t_c; } V_0.1;\n' > "$dest/unversioned.map"
+printf 'V_0.1 { global: t_a; t_b; t_c; local: *; };\n' > "$dest/wrong-node.map"
+for bad in unversioned wrong-node none want; do
+	ldflags=-Wl,--version-script="$dest/$bad.map"
+	[ $bad = none ] && ldflags=
+	cc -shared -fPIC -o "$dest/$bad.so" "$dest/v.c" $ldflags || fail "building $bad.so"
+	if [ $bad = want ]; then
+		msg=$(check_versions "$dest/$bad.so" "$dest/want.map") ||
+			fail "the version check refuses a correct library: $msg"
+	else
+		check_versions "$dest/$bad.so" "$dest/want.map" > /dev/null &&
+			fail "the version check accepts a library with $bad symbols: $(so_versions "$dest/$bad.so" | xargs)"
+	fi
+done
 for f in $mapped; do
 	[ -f "$dest/usr/share/man/man3/$f.3" ] || fail "no man page for $f"
 	grep -q "$f" "$src/liburing-bpf/include/liburing-bpf.h" || fail "$f not in liburing-bpf.h"
 done
-echo "$(echo "$mapped" | wc -l) exported symbols, all versioned, all with man pages"
+echo "$(echo "$mapped" | wc -l) exported symbols, each with its node's version, all with man pages"
 
 # what a policy is built with (README.md, "Building your own policy"):
 # vmlinux.h of the patched kernel next to the BPF headers, libbpf's and the

@@ -17,7 +17,7 @@ ublk_require
 # ENOSPC: a 64 MiB sparse file on a 4 MiB tmpfs
 small=$work/small
 mkdir -p "$small"
-mount -t tmpfs -o size=4M tmpfs "$small" || skip "cannot mount tmpfs"
+mount -t tmpfs -o size=4M tmpfs "$small" || no_feature "cannot mount tmpfs"
 truncate -s 64M "$small/img"
 out=$(ublk_add --target "$target" --file "$small/img") || { bad "add"; umount "$small"; finish; }
 id=$(jget '["id"]' <<<"$out")

@@ -8,7 +8,7 @@ T=$(realpath "$1")
 tree=$2
 . "$(dirname "$0")/lib.sh"
 ublk_require
-command -v mkfs.ext4 > /dev/null || skip "no mkfs.ext4"
+need_program mkfs.ext4
 
 img=$work/fs.img
 truncate -s 128M "$img"

@@ -43,7 +43,7 @@ mzc_cleanup() {
 trap mzc_cleanup EXIT
 
 "$T" features > "$work/features" 2>&1 || { cat "$work/features"; bad "GET_FEATURES"; finish; }
-grep -q 'zero_copy 1' "$work/features" || skip "no UBLK_F_SUPPORT_ZERO_COPY: $(cat "$work/features")"
+grep -q 'zero_copy 1' "$work/features" || no_feature "no UBLK_F_SUPPORT_ZERO_COPY: $(cat "$work/features")"
 
 # wait_line FILE REGEX SECONDS: until a line of FILE matches
 wait_line() {

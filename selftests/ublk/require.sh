@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ublk/require (vm, root): the ublk tests cannot pass by skipping on our own
+# kernel. Every ublk test script is run (a) with /dev/ublk-control hidden
+# (a private mount namespace with a /dev of a few nodes) and (b) with fio
+# hidden (/dev/null, not executable, bound over it): each must fail (exit
+# 1), not skip (77) -- this kernel has ublk, and fio is a dependency.
+# usage: require.sh TOOL MAINLINE_ZC_SERVER     Exit 0 pass, 1 fail.
+set -u
+T=$(realpath "$1")
+srv=$(realpath "$2")
+dir=$(cd "$(dirname "$0")" && pwd)
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+case $(uname -r) in *-iouring-bpf) ;; *) echo "FAIL: not the iouring-bpf kernel: $(uname -r)"; exit 1 ;; esac
+[ -e /dev/ublk-control ] || { echo "FAIL: this kernel has no /dev/ublk-control"; exit 1; }
+fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
+
+scripts=(custom_policy errors ext4 fio_verify loop_user_smoke mainline_zc ops split_layout
+	 state_file)
+[ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
+  "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
+	bad "the list of ublk test scripts here is out of date: $(cd "$dir" && ls *.sh | xargs)"
+
+# args SCRIPT: its command line (only what runs before ublk_require matters)
+args() {
+	case $1 in
+	mainline_zc) echo "$srv null" ;;
+	ext4) echo "$T $dir" ;;
+	custom_policy) echo "$T $T" ;;
+	*) echo "$T loop" ;;
+	esac
+}
+
+# /dev without ublk-control: the nodes the scripts use before they give up
+no_ctl='mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 &&
+	mknod -m 666 /dev/zero c 1 5 && mknod -m 666 /dev/urandom c 1 9 &&
+	mkdir /dev/shm && mount -t tmpfs tmpfs /dev/shm && ln -s /proc/self/fd /dev/fd'
+no_fio="mount --bind /dev/null $(printf %q "$fio")"
+
+for s in "${scripts[@]}"; do
+	for what in no_ctl no_fio; do
+		out=$(unshare -m bash -c "${!what} && exec bash $(printf %q "$dir/$s.sh") $(args "$s")" 2>&1 < /dev/null)
+		rc=$?
+		last=$(tail -n 1 <<<"$out")
+		if [ $rc = 1 ] && grep -q FAIL <<<"$out"; then
+			ok "$s, $what: exit 1: $last"
+		else
+			bad "$s, $what: exit $rc (want 1, a failure): $out"
+		fi
+	done
+done
+
+[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
+echo "$fails check(s) failed"
+exit 1
