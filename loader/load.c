@@ -215,6 +215,12 @@ static int load_fail(struct iouring_bpf_policy *p, int ret, const char *object)
 	return fail(ret, "%s: %s", object, iouring_bpf_policy_strerror(p));
 }
 
+/* An exit status in words: 0 is "ok", -ERRNO (or a positive errno) its strerror. */
+static const char *status_text(int status)
+{
+	return status ? strerror(status < 0 ? -status : status) : "ok";
+}
+
 /* Run until the policy stops; print its exit status and counters. */
 static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring *ring,
 			   const char *object)
@@ -225,7 +231,10 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	double ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = iouring_bpf_policy_run(p, ring, &status);
+	/* no handlers here: EINTR is a stop and continue (SIGTSTP, SIGCONT) */
+	do
+		ret = iouring_bpf_policy_run(p, ring, &status);
+	while (ret == -EINTR);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret)
 		return fail(ret, "%s: %s", object, iouring_bpf_policy_strerror(p));
@@ -240,14 +249,14 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		json_object_start(jw);
 		json_kv_string(jw, "object", object);
 		json_kv_int(jw, "exit_status", status);
-		json_kv_string(jw, "exit_status_text", status ? strerror(-status) : "ok");
+		json_kv_string(jw, "exit_status_text", status_text(status));
 		json_key(jw, "run_ms");
 		json_double(jw, ms);
 		json_key(jw, "counters");
 		json_object_start(jw);
 	} else {
 		printf("%s: stopped after %.3f ms, exit status %d (%s)\n", object, ms, status,
-		       status ? strerror(-status) : "ok");
+		       status_text(status));
 	}
 	for (int i = 0; i < n; i++) {
 		char text[24];
@@ -270,7 +279,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	if (status) {
 		if (!json_output)
 			fprintf(stderr, "%s: the policy stopped with %d (%s)\n", prog_name, status,
-				strerror(status < 0 ? -status : status));
+				status_text(status));
 		return status < 0 ? status : -EIO;
 	}
 	return 0;

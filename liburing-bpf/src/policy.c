@@ -251,6 +251,9 @@ int iouring_bpf_policy_set_global(struct iouring_bpf_policy *p, const char *name
 		return policy_fail(p, -EPERM,
 				   "global '%s' is const, not const volatile: its value is compiled into the program",
 				   name);
+	if (g.pub.flags & IOURING_BPF_GLOBAL_STATIC)
+		return policy_fail(p, -EPERM, "global '%s' is static: private to the policy",
+				   name);
 	if (p->loaded && (g.pub.flags & IOURING_BPF_GLOBAL_RODATA))
 		return policy_fail(p, -EPERM, "global '%s' is read-only once the policy is loaded",
 				   name);
@@ -439,9 +442,12 @@ int iouring_bpf_policy_run(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		return -EINVAL;
 	if (!p->link)
 		return policy_fail(p, -ENOTCONN, "the policy is not attached to a ring");
-	do
-		ret = iouring_bpf_ring_run(ring);
-	while (ret == -EINTR);
+	/* a signal ends the wait: the caller decides whether to go on (a
+	 * SIGTERM handler must be able to stop a run) */
+	ret = iouring_bpf_ring_run(ring);
+	if (ret == -EINTR)
+		return policy_fail(p, ret, "interrupted by a signal; the policy is still attached "
+				   "and a further run goes on where it stopped");
 	if (ret < 0)
 		return policy_fail(p, ret, "io_uring_enter: %s", strerror(-ret));
 	/* a policy without iou_exit_status reports 0 */

@@ -8,13 +8,20 @@
  * policy stops and returns its exit status; counters read back; rodata is
  * read-only once loaded; iouring_bpf_dag_run() reports per-node results.
  *
+ * lib/policy-run-eintr (VM): a signal ends iouring_bpf_policy_run() with
+ * -EINTR (a SIGTERM handler can stop a run); a further call goes on.
+ *
  * usage: policy_api globals GLOBALS.bpf.o
  *        policy_api run NOPS.bpf.o DAG.bpf.o
+ *        policy_api eintr BATCH.bpf.o
  */
 #include <fcntl.h>
+#include <iouring_bpf/link.h>
 #include <liburing-bpf.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include "selftest.h"
 
@@ -100,6 +107,7 @@ static int globals(const char *path)
 	    !set_expect(p, "g_bool", "true", 0, NULL) ||
 	    !set_expect(p, "g_const", "1", -EPERM, "compiled into the program") ||
 	    !set_expect(p, "g_pair", "1", -EINVAL, "not an integer") ||
+	    !set_expect(p, "g_static", "1", -EPERM, "is static: private to the policy") ||
 	    !set_expect(p, "no_such", "1", -ENOENT, "has no global 'no_such'") ||
 	    !set_expect(p, "g_counter", "7", 0, NULL))
 		goto out;
@@ -111,6 +119,13 @@ static int globals(const char *path)
 	    !CHECK(u8 == 1, "g_bool is %u", u8) ||
 	    !CHECK(iouring_bpf_policy_get_global(p, "g_u32", &s64, 8) == -EINVAL, "size mismatch") ||
 	    !CHECK(iouring_bpf_policy_get_global(p, "nope", &u32, 4) == -ENOENT, "unknown"))
+		goto out;
+	/* what inspect calls not settable, set_global refuses too */
+	u32 = 1;
+	if (!CHECK(iouring_bpf_policy_set_global(p, "g_static", &u32, 4) == -EPERM,
+		   "raw set of a static: %s", iouring_bpf_policy_strerror(p)) ||
+	    !CHECK(iouring_bpf_policy_set_global(p, "g_const", &u32, 4) == -EPERM,
+		   "raw set of a const: %s", iouring_bpf_policy_strerror(p)))
 		goto out;
 	/* running needs an attached policy */
 	struct iouring_bpf_ring none = { .fd = -1 };
@@ -136,6 +151,17 @@ static int load_on(const char *path, struct iouring_bpf_ring *ring, struct iouri
 	if (!ret)
 		ret = iouring_bpf_policy_attach(*p);
 	return CHECK_OK(ret, iouring_bpf_policy_strerror(*p));
+}
+
+static int load_on_opened(struct iouring_bpf_policy *p, struct iouring_bpf_ring *ring)
+{
+	int ret = iouring_bpf_policy_set_ring(p, ring);
+
+	if (!ret)
+		ret = iouring_bpf_policy_load(p);
+	if (!ret)
+		ret = iouring_bpf_policy_attach(p);
+	return CHECK_OK(ret, iouring_bpf_policy_strerror(p));
 }
 
 static int run(const char *nops_path, const char *dag_path)
@@ -217,12 +243,82 @@ out:
 	return ok ? KSFT_PASS : KSFT_FAIL;
 }
 
+static volatile sig_atomic_t signals;
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "not ok: 20 signals and iouring_bpf_policy_run() has not "
+				  "returned: it retries EINTR forever\n";
+
+	(void)sig;
+	if (++signals >= 20) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(KSFT_FAIL);
+		_exit(KSFT_FAIL);
+	}
+}
+
+/* batch waits for a read of an empty pipe: only a signal ends the wait. */
+static int eintr(const char *batch_path)
+{
+	struct iouring_bpf_ring ring = { .fd = -1 };
+	struct iouring_bpf_policy *p = NULL;
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval every_100ms = { { 0, 100000 }, { 0, 100000 } }, off = {};
+	struct iou_link_req *tmpl;
+	__u64 completed = 0;
+	int pfd[2] = { -1, -1 }, ret, status = -1, ok = 0;
+	char buf[16];
+	size_t size = 0;
+
+	if (!CHECK_OK(pipe(pfd) ? -errno : 0, "pipe") ||
+	    !CHECK_OK(iouring_bpf_ring_init(&ring, 16, 64, IOURING_BPF_RING_FLAGS), "ring") ||
+	    !CHECK_OK(iouring_bpf_policy_open(batch_path, &p), iouring_bpf_policy_strerror(p)) ||
+	    !CHECK_OK(iouring_bpf_policy_set_global_str(p, "batch_total", "1"), "batch_total") ||
+	    !CHECK((tmpl = iouring_bpf_policy_global_ptr(p, "batch_tmpl", &size)) &&
+		   size >= sizeof(*tmpl), "batch_tmpl"))
+		goto out;
+	tmpl[0] = (struct iou_link_req){ .opcode = IORING_OP_READ, .fd = pfd[0],
+					 .addr = (uintptr_t)buf, .len = sizeof(buf),
+					 .off = (__u64)-1, .user_data = 1 };
+	if (!load_on_opened(p, &ring))
+		goto out;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &every_100ms, NULL);
+	ret = iouring_bpf_policy_run(p, &ring, &status);
+	setitimer(ITIMER_REAL, &off, NULL);
+	if (!CHECK(ret == -EINTR, "run returned %d, want -EINTR", ret) ||
+	    !CHECK(strstr(iouring_bpf_policy_strerror(p), "interrupted by a signal"), "message: %s",
+		   iouring_bpf_policy_strerror(p)))
+		goto out;
+	printf("run interrupted after %d signal(s): %s\n", (int)signals,
+	       iouring_bpf_policy_strerror(p));
+	/* the policy is still attached: the next run takes up the read */
+	if (!CHECK(write(pfd[1], "x", 1) == 1, "write") ||
+	    !CHECK_OK(iouring_bpf_policy_run(p, &ring, &status), iouring_bpf_policy_strerror(p)) ||
+	    !CHECK(status == 0, "status %d", status) ||
+	    !CHECK_OK(iouring_bpf_policy_get_global(p, "batch_completed", &completed, 8), "counter") ||
+	    !CHECK(completed == 1, "%llu completed, want 1", (unsigned long long)completed))
+		goto out;
+	printf("run again: the read completed, exit status 0\n");
+	ok = 1;
+out:
+	iouring_bpf_policy_close(p);
+	iouring_bpf_ring_exit(&ring);
+	if (pfd[0] >= 0)
+		close(pfd[0]), close(pfd[1]);
+	return ok ? KSFT_PASS : KSFT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "globals"))
 		return globals(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "run"))
 		return run(argv[2], argv[3]);
-	fprintf(stderr, "usage: %s globals GLOBALS.bpf.o | run NOPS.bpf.o DAG.bpf.o\n", argv[0]);
+	if (argc == 3 && !strcmp(argv[1], "eintr"))
+		return eintr(argv[2]);
+	fprintf(stderr, "usage: %s globals GLOBALS.bpf.o | run NOPS.bpf.o DAG.bpf.o | "
+		"eintr BATCH.bpf.o\n", argv[0]);
 	return KSFT_FAIL;
 }

@@ -36,6 +36,9 @@ expect 1 'no io_uring_bpf_ops map' "$T" load "$NO_OPS" --ring
 # --set
 expect 1 "has no global 'nope'" "$T" load "$NOPS" --ring --set nope=1
 expect 1 'is const, not const volatile' "$T" load "$GLOBALS" --ring --set g_const=1
+# inspect calls statics not settable: --set refuses them too
+expect 0 'g_static +\.bss +u32 +static' "$T" inspect "$GLOBALS"
+expect 1 "global 'g_static' is static: private to the policy" "$T" load "$GLOBALS" --ring --set g_static=1
 expect 1 "'4294967296' does not fit global 'nop_inflight' \(unsigned 32-bit" \
 	"$T" load "$NOPS" --ring --set nop_inflight=4294967296
 expect 1 "'-1' does not fit" "$T" load "$NOPS" --ring --set nop_total=-1

@@ -15,4 +15,11 @@ expect 1 'the policy stopped with -22 \(Invalid argument\)' \
 	"$T" load "$DAG" --ring --set iou_dag_nr_nodes=5000 --set iou_dag_generation=1
 json_check 'j["exit_status"] == -22' "$T" -j load "$DAG" --ring --set iou_dag_nr_nodes=5000 \
 	--set iou_dag_generation=1
+# a positive status: the same words on both lines (strerror of its magnitude)
+expect 1 'exit status 5 \(Input/output error\)' \
+	"$T" load "$NOPS" --ring --set nop_total=10 --set iou_exit_status=5
+expect 1 'stopped with 5 \(Input/output error\)' \
+	"$T" load "$NOPS" --ring --set nop_total=10 --set iou_exit_status=5
+json_check 'j["exit_status"] == 5 and j["exit_status_text"] == "Input/output error"' \
+	"$T" -j load "$NOPS" --ring --set nop_total=10 --set iou_exit_status=5
 finish
