@@ -55,9 +55,7 @@ int cmd_inspect(int argc, char **argv)
 	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return inspect_usage(stdout), 0;
 	if (argc != 1) {
-		fprintf(stderr, "%s inspect: one object expected\n", prog_name);
-		inspect_usage(stderr);
-		return USAGE_ERROR;
+		return usage_fail(inspect_usage, "inspect", "one object expected");
 	}
 	ret = iouring_bpf_policy_open(argv[0], &p);
 	if (ret) {

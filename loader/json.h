@@ -9,7 +9,11 @@
 struct json;
 
 struct json *json_new(FILE *f);
+/* Kept in memory until json_destroy() writes it to out; json_discard()
+ * drops it (an error object takes its place: one document either way). */
+struct json *json_new_buffered(FILE *out);
 void json_destroy(struct json *j);	/* ends with a newline */
+void json_discard(struct json *j);
 void json_key(struct json *j, const char *key);
 void json_object_start(struct json *j);
 void json_object_end(struct json *j);

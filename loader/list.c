@@ -121,19 +121,14 @@ int cmd_list(int argc, char **argv)
 	if (argc && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return list_usage(stdout), 0;
 	if (argc) {
-		fprintf(stderr, "%s list: no arguments expected ('%s')\n", prog_name, argv[0]);
-		list_usage(stderr);
-		return USAGE_ERROR;
-	}
-	if (json_output) {
-		jw = json_new(stdout);
-		json_array_start(jw);
+		return usage_fail(list_usage, "list", "no arguments expected ('%s')", argv[0]);
 	}
 	d = opendir(pin_root());
-	if (!d && errno != ENOENT) {
-		if (json_output)
-			json_array_end(jw), json_destroy(jw);
+	if (!d && errno != ENOENT)
 		return fail(errno, "%s: %s", pin_root(), strerror(errno));
+	if (json_output) {	/* one document: the list, or an error object */
+		jw = json_new_buffered(stdout);
+		json_array_start(jw);
 	}
 	if (!json_output)
 		printf("%-16s %-12s %-10s %-10s %10s %12s  %-19s %s\n", "NAME", "RING", "STATE",
@@ -231,9 +226,7 @@ int cmd_unload(int argc, char **argv)
 	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return unload_usage(stdout), 0;
 	if (argc != 1) {
-		fprintf(stderr, "%s unload: one NAME expected\n", prog_name);
-		unload_usage(stderr);
-		return USAGE_ERROR;
+		return usage_fail(unload_usage, "unload", "one NAME expected");
 	}
 	if (pin_name_check(argv[0]))
 		return fail(EINVAL, "'%s' is not a pin name", argv[0]);

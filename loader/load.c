@@ -52,11 +52,13 @@ static void load_usage(FILE *f)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "%s load: ", prog_name);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	load_usage(stderr);
-	return USAGE_ERROR;
+	char msg[1024];
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(msg, sizeof(msg), fmt, arg);
+#pragma GCC diagnostic pop
+	return usage_fail(load_usage, "load", "%s", msg);
 }
 
 static int parse_load_args(int argc, char **argv, struct load_args *a)

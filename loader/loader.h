@@ -20,6 +20,11 @@ extern const char *prog_name;
 
 /* Print "iouring-bpf: message" (or a JSON error object); returns -err. */
 int fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error of command cmd ("load", "ublk add", NULL for none): the
+ * message and usage (stderr), or a JSON error object with "usage": true;
+ * returns USAGE_ERROR. */
+int usage_fail(void (*usage)(FILE *), const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* An integer of size bytes at p; a policy's integer global's value. The

@@ -43,6 +43,33 @@ int fail(int err, const char *fmt, ...)
 	return err > 0 ? -err : err;
 }
 
+int usage_fail(void (*usage)(FILE *), const char *cmd, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json_output) {
+		struct json *e = json_new(stdout);
+		char text[1200];
+
+		snprintf(text, sizeof(text), "%s%s%s", cmd ? cmd : "", cmd ? ": " : "", msg);
+		json_object_start(e);
+		json_kv_string(e, "error", text);
+		json_kv_int(e, "errno", -EINVAL);
+		json_kv_bool(e, "usage", true);
+		json_object_end(e);
+		json_destroy(e);
+	} else {
+		fprintf(stderr, "%s%s%s: %s\n", prog_name, cmd ? " " : "", cmd ? cmd : "", msg);
+		if (usage)
+			usage(stderr);
+	}
+	return USAGE_ERROR;
+}
+
 void warn(const char *fmt, ...)
 {
 	va_list ap;
@@ -189,6 +216,20 @@ static void usage(FILE *f)
 		   "See iouring-bpf(8).\n", PIN_ROOT_DEFAULT);
 }
 
+static void print_version(void)
+{
+	if (json_output) {
+		jw = json_new(stdout);
+		json_object_start(jw);
+		json_kv_string(jw, "version", IOURING_BPF_VERSION);
+		json_kv_string(jw, "libbpf", libbpf_version_string());
+		json_object_end(jw);
+		json_destroy(jw);
+	} else {
+		printf("%s %s (libbpf %s)\n", prog_name, IOURING_BPF_VERSION, libbpf_version_string());
+	}
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	(void)argc;
@@ -201,6 +242,10 @@ int main(int argc, char **argv)
 {
 	int i, ret;
 
+	/* --json anywhere among the global options: usage errors are JSON too */
+	for (i = 1; i < argc && argv[i][0] == '-'; i++)
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
+			json_output = true;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *o = argv[i];
 
@@ -211,18 +256,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "-h") || !strcmp(o, "--help"))
 			return usage(stdout), 0;
 		else if (!strcmp(o, "-V") || !strcmp(o, "--version"))
-			return printf("%s %s (libbpf %s)\n", prog_name, IOURING_BPF_VERSION,
-				      libbpf_version_string()), 0;
-		else {
-			fprintf(stderr, "%s: unknown option '%s'\n", prog_name, o);
-			usage(stderr);
-			return 2;
-		}
+			return print_version(), 0;
+		else
+			return usage_fail(usage, NULL, "unknown option '%s'", o), 2;
 	}
-	if (i == argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (i == argc)
+		return usage_fail(usage, NULL, "which command? (load, list, unload, inspect, ublk)"), 2;
 	libbpf_set_print(libbpf_print);
 	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
 		if (strcmp(argv[i], commands[c].name))
@@ -230,7 +269,7 @@ int main(int argc, char **argv)
 		ret = commands[c].fn(argc - i - 1, argv + i + 1);
 		return ret == USAGE_ERROR ? 2 : ret ? 1 : 0;
 	}
-	fprintf(stderr, "%s: unknown command '%s' (commands: load, list, unload, inspect, ublk)\n",
-		prog_name, argv[i]);
+	usage_fail(NULL, NULL, "unknown command '%s' (commands: load, list, unload, inspect, ublk)",
+		   argv[i]);
 	return 2;
 }

@@ -43,15 +43,14 @@ static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, 
 
 static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, ...)
 {
+	char cmd[32], msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "%s ublk %s: ", prog_name, sub);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	usage(stderr);
-	return USAGE_ERROR;
+	snprintf(cmd, sizeof(cmd), "ublk %s", sub);
+	return usage_fail(usage, cmd, "%s", msg);
 }
 
 static void ublk_usage(FILE *f)
@@ -824,8 +823,8 @@ static int cmd_ublk_list(int argc, char **argv)
 			return fail(ENODEV, "%s", driver_error(-ENODEV));
 		n = 0;
 	}
-	if (json_output) {
-		jw = json_new(stdout);
+	if (json_output) {	/* one document: the list, or an error object */
+		jw = json_new_buffered(stdout);
 		json_array_start(jw);
 	} else {
 		printf("%-4s %-9s %6s %6s %10s  %-16s %-10s %s\n", "ID", "STATE", "QUEUES", "DEPTH",
@@ -839,8 +838,7 @@ static int cmd_ublk_list(int argc, char **argv)
 		if (ret == -ENODEV)
 			continue;	/* went away meanwhile */
 		if (ret) {
-			if (json_output)
-				json_array_end(jw), json_destroy(jw);
+			json_discard(jw);
 			return fail(ret, "ublk %d: %s", ids[i], driver_error(ret));
 		}
 		/* a state file describes the device only if it names the kernel's daemon */
@@ -1052,9 +1050,7 @@ done:
 int cmd_ublk(int argc, char **argv)
 {
 	if (!argc) {
-		fprintf(stderr, "%s ublk: which subcommand? (add, list, del)\n", prog_name);
-		ublk_usage(stderr);
-		return USAGE_ERROR;
+		return usage_fail(ublk_usage, "ublk", "which subcommand? (add, list, del)");
 	}
 	if (is_help(argv[0]) || !strcmp(argv[0], "help"))
 		return ublk_usage(stdout), 0;
@@ -1064,7 +1060,5 @@ int cmd_ublk(int argc, char **argv)
 		return cmd_ublk_list(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "del"))
 		return cmd_ublk_del(argc - 1, argv + 1);
-	fprintf(stderr, "%s ublk: unknown subcommand '%s' (add, list, del)\n", prog_name, argv[0]);
-	ublk_usage(stderr);
-	return USAGE_ERROR;
+	return usage_fail(ublk_usage, "ublk", "unknown subcommand '%s' (add, list, del)", argv[0]);
 }

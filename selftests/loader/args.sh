@@ -98,6 +98,38 @@ json_check 'j["errno"] == -2 and "No such file" in j["error"]' \
 	"$T" -j ublk add --target loop --file "$ublk_tmp/none.img"
 rm -rf "$ublk_tmp"
 
+# --json: always exactly one JSON document, in valid UTF-8 (strict decoding)
+J='j["errno"] == -22 and j["usage"] is True'
+json_one 2 "$J and 'which object' in j['error']" "$T" -j load --ring
+json_one 2 "$J and \"unknown option '--frob'\" in j['error']" "$T" --json --frob list
+json_one 2 "$J and \"unknown option '--frob'\" in j['error']" "$T" --frob --json list
+json_one 2 "$J and 'which command' in j['error']" "$T" -j
+json_one 2 "$J and \"unknown command 'frob'\" in j['error']" "$T" -j frob
+json_one 2 "$J and 'no arguments expected' in j['error']" "$T" -j list extra
+json_one 2 "$J and 'one NAME expected' in j['error']" "$T" -j unload
+json_one 2 "$J and 'one object expected' in j['error']" "$T" -j inspect
+json_one 2 "$J and 'which subcommand' in j['error']" "$T" -j ublk
+json_one 2 "$J and '--target is required' in j['error']" "$T" -j ublk add
+json_one 2 "$J and 'no arguments expected' in j['error']" "$T" -j ublk list x
+json_one 0 'j["version"] and j["libbpf"]' "$T" -j --version
+# usage errors stay text without --json
+expect 2 '^iouring-bpf load: which object' "$T" load --ring
+# non-UTF-8 bytes and control characters in names: escaped, U+FFFD for bad bytes
+odd=$(dirname "$IOURING_BPF_PIN_ROOT")/$'bad\xff\xc3(\x01\x7f\xed\xa0\x80tab\there\nnl\xe2\x82\xac'.bpf.o
+cp "$NOPS" "$odd"
+json_one 0 'j["object"].startswith("/") and "bad\ufffd\ufffd(\x01\x7f\ufffd\ufffd\ufffdtab\there\nnl\u20ac" in j["object"]' \
+	"$T" -j inspect "$odd"
+json_one 1 '"bad\ufffd" in j["error"] and j["errno"] == -2' "$T" -j load "${odd%.bpf.o}.none" --ring
+json_one 1 'j["errno"] == -22 and "not a pin name" in j["error"] and "\ufffd" in j["error"]' \
+	"$T" -j unload $'x\xff'
+# list: the list, or an error object; never "[]" and then an error
+json_one 0 'j == []' "$T" -j list
+IOURING_BPF_PIN_ROOT=/etc/hostname json_one 1 'j["errno"] == -20 and "/etc/hostname" in j["error"]' \
+	"$T" -j list
+# ublk list (no driver on this host, or devices): one document either way
+if [ -e /dev/ublk-control ]; then json_one 0 'isinstance(j, list)' "$T" -j ublk list; else
+	json_one 1 'j["errno"] == -19' "$T" -j ublk list; fi
+
 # man page and bash completion
 if man -l "$MANPAGE" 2>/dev/null | grep -q 'pidfd_getfd'; then
 	echo "ok: man page renders"

@@ -30,6 +30,28 @@ json_check() {
 	echo "ok: $* | $expr"
 }
 
+# json_one STATUS EXPR CMD...: CMD exits STATUS and its standard output is
+# exactly one JSON document, valid UTF-8, for which the Python EXPR (over j) is true.
+json_one() {
+	local want=$1 expr=$2 status out
+	shift 2
+	out=$(mktemp)
+	"$@" >"$out" 2>/dev/null
+	status=$?
+	if [ "$status" != "$want" ] || ! python3 -c '
+import json, sys
+j = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$out" "$expr"; then
+		echo "FAIL: $* -> exit $status (want $want), one JSON document with $expr; output:"
+		cat -v "$out" | sed 's/^/    /'
+		fails=$((fails + 1))
+		rm -f "$out"
+		return 1
+	fi
+	echo "ok: $* -> $status | $expr"
+	rm -f "$out"
+}
+
 finish() {
 	[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
 	echo "$fails check(s) failed"
