@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -116,16 +117,21 @@ static void list_usage(FILE *f)
 int cmd_list(int argc, char **argv)
 {
 	struct dirent *e;
-	DIR *d;
+	DIR *d = NULL;
+	int rootfd;
 
 	if (argc && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return list_usage(stdout), 0;
 	if (argc) {
 		return usage_fail(list_usage, "list", "no arguments expected ('%s')", argv[0]);
 	}
-	d = opendir(pin_root());
-	if (!d && errno != ENOENT)
+	rootfd = pin_root_open(false);	/* on bpffs; none yet: an empty list */
+	if (rootfd < 0 && rootfd != -ENOENT)
+		return rootfd;
+	if (rootfd >= 0 && !(d = fdopendir(rootfd))) {
+		close(rootfd);
 		return fail(errno, "%s: %s", pin_root(), strerror(errno));
+	}
 	if (json_output) {	/* one document: the list, or an error object */
 		jw = json_new_buffered(stdout);
 		json_array_start(jw);
@@ -135,23 +141,22 @@ int cmd_list(int argc, char **argv)
 		       "PROG_IDS", "RUNS", "RUN_NS", "ATTACHED", "OBJECT");
 	while (d && (e = readdir(d))) {
 		struct pin_meta m = {};
-		char dir[4200], path[4300], when[32], ids[64] = "";
-		__u32 zero = 0;
-		int fd;
+		char dir[4200], when[32], ids[64] = "";
+		int dfd, ret;
 
-		if (e->d_name[0] == '.')
+		/* pins are directories (a bpffs root also has files: progs.debug) */
+		if (e->d_name[0] == '.' || e->d_type == DT_REG)
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", pin_root(), e->d_name);
-		snprintf(path, sizeof(path), "%s/meta", dir);
-		fd = bpf_obj_get(path);
-		if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &m) || m.version != 1) {
-			warn("%s: no readable attachment record; '%s unload %s' removes it", dir,
-			     prog_name, e->d_name);
-			if (fd >= 0)
-				close(fd);
+		dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		ret = dfd < 0 ? -errno : pin_meta_read(dfd, &m);
+		if (dfd >= 0)
+			close(dfd);
+		if (ret) {
+			warn("%s: not a pin directory of %s (no readable attachment record: %s); "
+			     "skipped", dir, prog_name, strerror(-ret));
 			continue;
 		}
-		close(fd);
 
 		struct prog_stats s = prog_stats(&m);
 		time_t t = m.attach_time_ns / 1000000000ULL;
@@ -220,22 +225,16 @@ static void unload_usage(FILE *f)
 
 int cmd_unload(int argc, char **argv)
 {
-	char dir[4200];
 	int ret;
 
 	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return unload_usage(stdout), 0;
-	if (argc != 1) {
+	if (argc != 1)
 		return usage_fail(unload_usage, "unload", "one NAME expected");
-	}
-	if (pin_name_check(argv[0]))
-		return fail(EINVAL, "'%s' is not a pin name", argv[0]);
-	snprintf(dir, sizeof(dir), "%s/%s", pin_root(), argv[0]);
-	if (access(dir, F_OK))
-		return fail(ENOENT, "no pinned policy '%s' (%s list shows them)", argv[0], prog_name);
-	ret = unpin_dir(dir);
+	/* only a directory on bpffs with our record, only the names we made */
+	ret = pin_remove(argv[0], true, false);
 	if (ret)
-		return fail(ret, "removing %s: %s", dir, strerror(-ret));
+		return ret;
 	if (json_output) {
 		jw = json_new(stdout);
 		json_object_start(jw);

@@ -381,7 +381,7 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 err:
 	if (meta_fd >= 0)
 		close(meta_fd);
-	unpin_dir(dir);
+	pin_remove(name, false, true);	/* the names we made, quietly: the error is out */
 	return ret;
 }
 

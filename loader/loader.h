@@ -46,12 +46,17 @@ void json_int_val(struct json *j, struct int_val v);
 void libbpf_log_reset(void);
 void libbpf_log_print_tail(unsigned int lines);
 
-/* Where pins live: /sys/fs/bpf/iouring-bpf/NAME/{link,meta,<data maps>}. */
+/* Where pins live: /sys/fs/bpf/iouring-bpf/NAME/{link,meta,bss,data}, on
+ * bpffs only; only /sys/fs/bpf is ever mounted. */
 #define PIN_ROOT_DEFAULT "/sys/fs/bpf/iouring-bpf"
+#define PIN_NAME_MAX 64
+struct pin_meta;
 const char *pin_root(void);
 int pin_prepare_root(void);
+int pin_root_open(bool quiet);
 int pin_name_check(const char *name);
-int unpin_dir(const char *dir);
+int pin_meta_read(int dfd, struct pin_meta *m);
+int pin_remove(const char *name, bool need_meta, bool quiet);
 
 /* What the pin directory's meta map holds about an attachment. */
 #define META_MAX_PROGS 8

@@ -59,6 +59,29 @@ expect 1 "'a/b' is not a pin name" "$T" unload a/b
 expect 0 'NAME +RING +STATE' "$T" list
 json_check 'j == []' "$T" --json list
 
+# unload removes only a pin directory of ours on bpffs: a PIN_ROOT elsewhere
+# (regular files, a symlink to a directory with files) loses nothing
+v=$(mktemp -d)
+mkdir -p "$v/x/victim" "$v/real"
+for f in link meta bss data a; do echo keep >"$v/x/victim/$f"; echo keep >"$v/real/$f"; done
+ln -s "$v/real" "$v/x/victim2"
+before=$(cd "$v" && find . -exec stat -c '%n %F %s' {} + | sort)
+IOURING_BPF_PIN_ROOT=$v/x expect 1 "$v/x is not on a BPF file system \(bpffs\)" "$T" unload victim
+IOURING_BPF_PIN_ROOT=$v/x expect 1 "$v/x is not on a BPF file system" "$T" unload victim2
+IOURING_BPF_PIN_ROOT=$v/x/victim2 expect 1 "is not on a BPF file system" "$T" unload link
+IOURING_BPF_PIN_ROOT=$v/x json_one 1 'j["errno"] == -20 and "not on a BPF file system" in j["error"]' \
+	"$T" -j unload victim
+IOURING_BPF_PIN_ROOT=$v/x json_one 1 'j["errno"] == -20 and "not on a BPF file system" in j["error"]' \
+	"$T" -j list
+after=$(cd "$v" && find . -exec stat -c '%n %F %s' {} + | sort)
+if [ "$before" = "$after" ] && ! grep -q " $v" /proc/self/mounts; then
+	echo "ok: nothing under a non-bpffs PIN_ROOT removed, nothing mounted"
+else
+	echo "FAIL: the unload attempts changed $v:"; diff <(echo "$before") <(echo "$after")
+	fails=$((fails + 1))
+fi
+rm -rf "$v"
+
 # JSON: errors, inspect
 json_check 'j["errno"] == -22 and "not a BPF ELF" in j["error"]' "$T" -j load /etc/passwd --ring
 json_check '[p["name"] for p in j["programs"]] == ["nops_step"] and

@@ -42,6 +42,41 @@ expect 1 "ring $ring already has a policy attached" "$T" load "$NOPS" --ring "$r
 start_owner b loop
 expect 1 "pin name 't-first' is already used" "$T" load "$NOPS" --ring "$ring" --pin t-first
 expect 0 'detached and unpinned' "$T" unload t-first
+
+# a PIN_ROOT that is not on bpffs: refused before anything is attached, and
+# no bpffs is mounted over its parent (only /sys/fs/bpf is ever mounted)
+pt=$(mktemp -d)
+mkdir "$pt/parent"
+IOURING_BPF_PIN_ROOT=$pt/parent/x expect 1 "$pt/parent is not on a BPF file system" \
+	"$T" load "$NOPS" --ring "$ring" --pin t-mnt
+if [ "$(stat -f -c %t "$pt/parent")" != cafe4a11 ] && [ ! -e "$pt/parent/x" ]; then
+	echo "ok: nothing mounted on $pt/parent, nothing created"
+else
+	echo "FAIL: $pt/parent: $(stat -f -c %T "$pt/parent"), $(ls -a "$pt/parent")"
+	fails=$((fails + 1)); umount "$pt/parent" 2>/dev/null
+fi
+check "the refused ring has no policy" "$(grep BpfLoop /proc/${ring%%:*}/fdinfo/${ring##*:})" 'BpfLoop:[[:space:]]*0'
+check "the refused ring's owner runs as before" "$(owner_cmd b nop)" '^nop 1 res 0 user_data 42$'
+# a bpffs PIN_ROOT holding a symlink and a directory without our record:
+# unload removes neither (nor what the symlink points to); list skips them
+mkdir "$pt/bpf" "$pt/real" && mount -t bpf bpf "$pt/bpf"
+echo keep >"$pt/real/link"; echo keep >"$pt/real/meta"
+ln -s "$pt/real" "$pt/bpf/sym"; mkdir "$pt/bpf/nometa"
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 1 "$pt/bpf/sym is not a pin directory \(a symbolic link\)" \
+	"$T" unload sym
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 1 "$pt/bpf/nometa has no attachment record of iouring-bpf" \
+	"$T" unload nometa
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 0 "nometa: not a pin directory of iouring-bpf" "$T" list
+IOURING_BPF_PIN_ROOT=$pt/bpf json_one 0 'j == []' "$T" -j list
+if [ -L "$pt/bpf/sym" ] && [ -d "$pt/bpf/nometa" ] && [ "$(cat "$pt/real/link" "$pt/real/meta")" = "keep
+keep" ]; then echo "ok: symlink, its target's files and the foreign directory all stay"; else
+	echo "FAIL: unload removed something: $(ls -la "$pt/bpf" "$pt/real")"; fails=$((fails + 1)); fi
+# ...and pins there work as under /sys/fs/bpf
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 0 "pinned at $pt/bpf/t-own" "$T" load "$NOPS" --ring "$ring" --pin t-own
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 0 't-own +[0-9]+:[0-9]+ +attached' "$T" list
+IOURING_BPF_PIN_ROOT=$pt/bpf expect 0 'detached and unpinned' "$T" unload t-own
+[ ! -e "$pt/bpf/t-own" ] && echo "ok: t-own removed" || { echo "FAIL: t-own left"; fails=$((fails + 1)); }
+umount "$pt/bpf"; rm -rf "$pt"
 [ -z "$(ls /sys/fs/bpf/iouring-bpf/)" ] && echo "ok: nothing left pinned" ||
 	{ echo "FAIL: left pinned: $(ls /sys/fs/bpf/iouring-bpf/)"; fails=$((fails + 1)); }
 finish
