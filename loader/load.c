@@ -119,10 +119,11 @@ static int parse_load_args(int argc, char **argv, struct load_args *a)
 	if (a->pin && pin_name_check(a->pin))
 		return usage_error("pin name '%s' must be letters, digits, '-', '_' or '.' "
 				   "(up to 64, not starting with '.')", a->pin);
+	_Static_assert(PIN_NAME_MAX == 64, "the usage message says 64");
 	return 0;
 }
 
-/* "dir/nops.bpf.o" -> "nops" */
+/* "dir/nops.bpf.o" -> "nops" (name has room for NAME_MAX + 1 bytes) */
 static void default_pin_name(const char *object, char *name, size_t size)
 {
 	const char *base = strrchr(object, '/');
@@ -287,12 +288,15 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	return 0;
 }
 
-/* Pin link, meta and data maps under pin_dir, then let go without detaching. */
-static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
-		      const struct foreign_ring *fr, const char *name, const char *dir)
+/*
+ * Before attach: the pin directory, the attachment record and the data
+ * maps. Whatever fails here fails with nothing attached.
+ */
+static int pin_prepare(struct iouring_bpf_policy *p, const struct load_args *a,
+		       const struct foreign_ring *fr, const char *name, const char *dir,
+		       struct pin_meta *out)
 {
 	struct bpf_object *obj = iouring_bpf_policy_object(p);
-	struct bpf_link *link = iouring_bpf_policy_link(p);
 	struct pin_meta meta = { .version = 1, .owner_pid = fr->pid, .ring_fd = fr->owner_fd };
 	struct bpf_program *prog;
 	struct bpf_map *map;
@@ -326,12 +330,6 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 		meta.prog_ids[meta.nr_progs++] = info.id;
 	}
 
-	snprintf(path, sizeof(path), "%s/link", dir);
-	ret = bpf_link__pin(link, path);
-	if (ret) {
-		fail(ret, "pinning the link at %s: %s", path, strerror(-ret));
-		goto err;
-	}
 	meta_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "iou_pin_meta", sizeof(__u32), sizeof(meta),
 				 1, NULL);
 	ret = meta_fd < 0 ? -errno : bpf_map_update_elem(meta_fd, &zero, &meta, 0);
@@ -357,6 +355,36 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 		}
 	}
 	close(meta_fd);
+	*out = meta;
+	return 0;
+err:
+	if (meta_fd >= 0)
+		close(meta_fd);
+	pin_remove(name, false, true);	/* the names we made, quietly: the error is out */
+	return ret;
+}
+
+/*
+ * After attach: pin the link, the last step, and let go without detaching.
+ * If it fails, the pins go and the caller's close detaches the policy: never
+ * a live policy without its pins.
+ */
+static int pin_link(struct iouring_bpf_policy *p, const struct load_args *a,
+		    const struct foreign_ring *fr, const char *name, const char *dir,
+		    const struct pin_meta *meta)
+{
+	struct bpf_link *link = iouring_bpf_policy_link(p);
+	char path[4300];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/link", dir);
+	ret = bpf_link__pin(link, path);
+	if (ret) {
+		fail(ret, "pinning the link at %s: %s; the policy is detached again", path,
+		     strerror(-ret));
+		pin_remove(name, false, true);
+		return ret;
+	}
 	bpf_link__disconnect(link);	/* closing the policy must not detach it */
 
 	if (json_output) {
@@ -368,8 +396,8 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 		json_kv_int(jw, "ring_fd", fr->owner_fd);
 		json_key(jw, "prog_ids");
 		json_array_start(jw);
-		for (__u32 i = 0; i < meta.nr_progs; i++)
-			json_uint(jw, meta.prog_ids[i]);
+		for (__u32 i = 0; i < meta->nr_progs; i++)
+			json_uint(jw, meta->prog_ids[i]);
 		json_array_end(jw);
 		json_object_end(jw);
 		json_destroy(jw);
@@ -378,11 +406,6 @@ static int pin_policy(struct iouring_bpf_policy *p, const struct load_args *a,
 		       fr->owner_fd, dir);
 	}
 	return 0;
-err:
-	if (meta_fd >= 0)
-		close(meta_fd);
-	pin_remove(name, false, true);	/* the names we made, quietly: the error is out */
-	return ret;
 }
 
 int cmd_load(int argc, char **argv)
@@ -391,7 +414,8 @@ int cmd_load(int argc, char **argv)
 	struct iouring_bpf_policy *p = NULL;
 	struct foreign_ring fr = { .fd = -1 };
 	struct iouring_bpf_ring ring = { .fd = -1 }, *own = NULL;
-	char pin_name[72], pin_dir[4200];
+	char pin_name[NAME_MAX + 1], pin_dir[PATH_MAX];
+	struct pin_meta meta = { 0 };
 	int ret;
 
 	ret = parse_load_args(argc, argv, &a);
@@ -402,7 +426,20 @@ int cmd_load(int argc, char **argv)
 			default_pin_name(a.object, pin_name, sizeof(pin_name));
 		else
 			snprintf(pin_name, sizeof(pin_name), "%s", a.pin);
-		snprintf(pin_dir, sizeof(pin_dir), "%s/%s", pin_root(), pin_name);
+		/* a default name is checked as --pin is: nothing truncated, nothing odd */
+		if (!a.pin && strlen(pin_name) > PIN_NAME_MAX)
+			return fail(ENAMETOOLONG, "the pin name from the object's file name ('%.*s...', "
+						  "%zu characters) is longer than %d: choose one with "
+						  "--pin NAME", 24, pin_name, strlen(pin_name),
+				    PIN_NAME_MAX);
+		if (!a.pin && pin_name_check(pin_name))
+			return fail(EINVAL, "the pin name from the object's file name ('%s') is not "
+					    "a pin name (letters, digits, '-', '_' or '.', not "
+					    "starting with '.'): choose one with --pin NAME",
+				    pin_name);
+		if ((size_t)snprintf(pin_dir, sizeof(pin_dir), "%s/%s", pin_root(), pin_name) >=
+		    sizeof(pin_dir))
+			return fail(ENAMETOOLONG, "%s/%s: the path is too long", pin_root(), pin_name);
 		if (!access(pin_dir, F_OK))
 			return fail(EEXIST, "pin name '%s' is already used (%s); '%s unload %s' "
 					    "frees it, or choose another with --pin", pin_name,
@@ -459,15 +496,22 @@ int cmd_load(int argc, char **argv)
 		load_fail(p, ret, a.object);
 		goto out;
 	}
+	if (!a.self_hosted) {
+		ret = pin_prepare(p, &a, &fr, pin_name, pin_dir, &meta);
+		if (ret)
+			goto out;
+	}
 	ret = iouring_bpf_policy_attach(p);
 	if (ret) {
 		fail(ret, "%s: %s", a.object, iouring_bpf_policy_strerror(p));
+		if (!a.self_hosted)
+			pin_remove(pin_name, false, true);
 		goto out;
 	}
 	if (a.self_hosted)
 		ret = run_self_hosted(p, &ring, a.object);
 	else
-		ret = pin_policy(p, &a, &fr, pin_name, pin_dir);
+		ret = pin_link(p, &a, &fr, pin_name, pin_dir, &meta);
 out:
 	iouring_bpf_policy_close(p);
 	if (own)

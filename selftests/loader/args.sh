@@ -53,6 +53,15 @@ if ! "$T" inspect "$NOPS" | grep -q 'has io_uring_bpf_ops: yes'; then
 	expect 1 "this kernel \($(uname -r)\) has no io_uring_bpf_ops" "$T" load "$NOPS" --ring
 fi
 
+# the default pin name (the object's file name) is checked as --pin is,
+# before anything is loaded: never truncated
+long=$(dirname "$IOURING_BPF_PIN_ROOT")/$(printf 'n%.0s' {1..65}).bpf.o
+cp "$NOPS" "$long"
+expect 1 "the pin name from the object's file name \('nnnnnnnnnnnnnnnnnnnnnnnn\.\.\.', 65 characters\) is longer than 64: choose one with --pin NAME" \
+	"$T" load "$long" --ring 1:3
+json_one 1 'j["errno"] == -36 and "longer than 64" in j["error"]' "$T" -j load "$long" --ring 1:3
+rm -f "$long"
+
 # pins
 expect 1 "no pinned policy 'ghost'" "$T" unload ghost
 expect 1 "'a/b' is not a pin name" "$T" unload a/b
