@@ -173,26 +173,38 @@ static int check_foreign_ring(const struct foreign_ring *r)
 		return fail(EOPNOTSUPP, "ring %d:%d was set up without IORING_SETUP_DEFER_TASKRUN, "
 					"which a BPF loop needs: completions must arrive as task "
 					"work its owner runs", r->pid, r->owner_fd);
+	/* the loop's shape: what the policies' ring helpers read and write */
+	if (r->have_flags && !(r->flags & IORING_SETUP_SQ_REWIND))
+		return fail(EOPNOTSUPP, "ring %d:%d was set up without IORING_SETUP_SQ_REWIND (and "
+					"IORING_SETUP_NO_SQARRAY), which a BPF loop needs: a policy "
+					"writes its SQEs from index 0, and on this ring it would "
+					"submit the owner's queued SQEs and wait for completions that "
+					"never come (set the ring up with IOURING_BPF_RING_FLAGS)",
+			    r->pid, r->owner_fd);
+	if (r->have_flags && r->flags & IORING_SETUP_CQE32)
+		return fail(EOPNOTSUPP, "ring %d:%d uses 32-byte CQEs (IORING_SETUP_CQE32); a BPF "
+					"loop's policies read 16-byte CQEs", r->pid, r->owner_fd);
+	if (r->have_flags && r->flags & IORING_SETUP_SQE128)
+		return fail(EOPNOTSUPP, "ring %d:%d uses 128-byte SQEs (IORING_SETUP_SQE128); a BPF "
+					"loop's policies write 64-byte SQEs", r->pid, r->owner_fd);
+	if (!r->have_flags)
+		return fail(EOPNOTSUPP, "ring %d:%d: this kernel does not show a ring's setup flags "
+					"in fdinfo (Flags:, kernel patch 8), so whether the ring can "
+					"take a BPF loop (SQ_REWIND, 16-byte CQEs, 64-byte SQEs) "
+					"cannot be checked", r->pid, r->owner_fd);
 	if (r->bpf_loop == 1)
 		return fail(EBUSY, "ring %d:%d already has a policy attached ('%s list' shows the "
 				   "pinned ones)", r->pid, r->owner_fd, prog_name);
-	if (!r->have_flags)
-		warn("this kernel does not show ring flags in fdinfo; assuming 16-byte CQEs and "
-		     "64-byte SQEs");
 	return 0;
 }
 
-/* Geometry of a foreign ring: a probe ring of ours with the same shape. */
+/* Geometry of a foreign ring (checked fit): a probe ring of ours with the same shape. */
 static int foreign_geometry(const struct foreign_ring *r, struct iouring_bpf_ring *out)
 {
-	const __u32 shape = IORING_SETUP_CQE32 | IORING_SETUP_SQE128 | IORING_SETUP_NO_SQARRAY;
 	struct iouring_bpf_ring probe;
-	__u32 flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 	int ret;
 
-	if (r->have_flags)
-		flags |= r->flags & shape;
-	ret = iouring_bpf_ring_init(&probe, r->sq_entries, r->cq_entries, flags);
+	ret = iouring_bpf_ring_init(&probe, r->sq_entries, r->cq_entries, IOURING_BPF_RING_FLAGS);
 	if (ret)
 		return fail(ret, "a probe ring of %u/%u entries for the geometry: %s",
 			    r->sq_entries, r->cq_entries, strerror(-ret));

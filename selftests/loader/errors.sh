@@ -15,6 +15,27 @@ expect 1 'uses SQPOLL' "$T" load "$NOPS" --ring "$ring"
 start_owner io iopoll
 expect 1 'uses IOPOLL' "$T" load "$NOPS" --ring "$ring"
 
+# rings whose shape a loop cannot use: refused before loading, the owner
+# not hung (before the check, a plain liburing owner's next enter never
+# returned: the policy submitted from the SQ array and waited forever)
+start_owner lu liburing
+lu_ring=$ring
+expect 1 "ring $ring was set up without IORING_SETUP_SQ_REWIND \(and IORING_SETUP_NO_SQARRAY\), which a BPF loop needs" \
+	"$T" load "$NOPS" --ring "$ring" --pin t-lu
+json_one 1 'j["errno"] == -95 and "without IORING_SETUP_SQ_REWIND" in j["error"]' \
+	"$T" -j load "$NOPS" --ring "$ring" --pin t-lu
+check "liburing owner: no policy attached" "$(grep BpfLoop "/proc/${ring%%:*}/fdinfo/${ring##*:}")" 'BpfLoop:[[:space:]]*0'
+check "liburing owner: not hung, its NOP completes" "$(owner_cmd lu nop)" '^nop 1 res 0 user_data 42$'
+check "liburing owner: enter returns" "$(owner_cmd lu enter)" '^enter 0 cq 0$'
+[ ! -e /sys/fs/bpf/iouring-bpf/t-lu ] && echo "ok: nothing pinned for t-lu" ||
+	{ echo "FAIL: t-lu pinned"; fails=$((fails + 1)); }
+start_owner c32 cqe32
+expect 1 "ring $ring uses 32-byte CQEs \(IORING_SETUP_CQE32\)" "$T" load "$NOPS" --ring "$ring"
+check "cqe32 owner: not hung" "$(owner_cmd c32 nop)" '^nop 1 res 0 user_data 42$'
+start_owner s128 sqe128
+expect 1 "ring $ring uses 128-byte SQEs \(IORING_SETUP_SQE128\)" "$T" load "$NOPS" --ring "$ring"
+check "sqe128 owner: not hung" "$(owner_cmd s128 nop)" '^nop 1 res 0 user_data 42$'
+
 start_owner a loop
 pid=${ring%%:*}
 expect 1 "no process 999999" "$T" load "$NOPS" --ring 999999:3

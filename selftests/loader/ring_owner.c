@@ -9,10 +9,16 @@
  *           prints "nop RET res R user_data U"
  *   quit    exit (so does end of input)
  *
- * usage: ring_owner [loop|no-defer|sqpoll|iopoll]
+ * usage: ring_owner [loop|no-defer|sqpoll|iopoll|cqe32|sqe128|liburing]
+ *
+ * liburing: a plain liburing ring (io_uring_queue_init_params() with
+ * SINGLE_ISSUER and DEFER_TASKRUN: an SQ array, no SQ_REWIND), as most
+ * programs have; cqe32, sqe128: the loop's flags plus 32-byte CQEs or
+ * 128-byte SQEs.
  */
 #include <errno.h>
 #include <liburing-bpf.h>
+#include <liburing.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -24,6 +30,51 @@ static unsigned int cq_ready(struct iouring_bpf_ring *r)
 
 	return __atomic_load_n((unsigned int *)(m + r->params.cq_off.tail), __ATOMIC_ACQUIRE) -
 	       *(unsigned int *)(m + r->params.cq_off.head);
+}
+
+/* The same commands on a ring liburing set up and drives. */
+static int liburing_owner(void)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
+					      IORING_SETUP_DEFER_TASKRUN };
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	char line[64];
+	int ret;
+
+	ret = io_uring_queue_init_params(16, &ring, &p);
+	if (ret) {
+		fprintf(stderr, "ring_owner: io_uring_queue_init_params: %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("%d:%d\n", getpid(), ring.ring_fd);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "enter", 5)) {
+			ret = io_uring_get_events(&ring);
+			printf("enter %d cq %u\n", ret, io_uring_cq_ready(&ring));
+		} else if (!strncmp(line, "nop", 3)) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			io_uring_prep_nop(sqe);
+			sqe->user_data = 42;
+			ret = io_uring_submit_and_wait(&ring, 1);
+			if (io_uring_peek_cqe(&ring, &cqe)) {
+				printf("nop %d no-cqe\n", ret);
+			} else {
+				printf("nop %d res %d user_data %llu\n", ret, cqe->res,
+				       (unsigned long long)cqe->user_data);
+				io_uring_cqe_seen(&ring, cqe);
+			}
+		} else if (!strncmp(line, "quit", 4)) {
+			break;
+		} else {
+			printf("unknown command\n");
+		}
+		fflush(stdout);
+	}
+	io_uring_queue_exit(&ring);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -41,8 +92,15 @@ int main(int argc, char **argv)
 	else if (!strcmp(kind, "iopoll"))
 		flags = IORING_SETUP_IOPOLL | IORING_SETUP_SINGLE_ISSUER |
 			IORING_SETUP_DEFER_TASKRUN;
+	else if (!strcmp(kind, "cqe32"))
+		flags |= IORING_SETUP_CQE32;
+	else if (!strcmp(kind, "sqe128"))
+		flags |= IORING_SETUP_SQE128;
+	else if (!strcmp(kind, "liburing"))
+		return liburing_owner();
 	else if (strcmp(kind, "loop")) {
-		fprintf(stderr, "usage: %s [loop|no-defer|sqpoll|iopoll]\n", argv[0]);
+		fprintf(stderr, "usage: %s [loop|no-defer|sqpoll|iopoll|cqe32|sqe128|liburing]\n",
+			argv[0]);
 		return 2;
 	}
 	ret = iouring_bpf_ring_init(&r, 16, 64, flags);
