@@ -33,10 +33,21 @@
 #ifndef IOURING_BPF_POLICY_BUILD_DIR
 #define IOURING_BPF_POLICY_BUILD_DIR ""
 #endif
+#ifndef IOURING_BPF_POLICY_REL_DIR
+#define IOURING_BPF_POLICY_REL_DIR ""
+#endif
+#ifndef IOURING_BPF_TOOL_BUILD_PATH
+#define IOURING_BPF_TOOL_BUILD_PATH ""
+#endif
 
 /* how long add waits for the daemon's "ready", del for the daemon to let go */
 #define ADD_WAIT_MS	120000
 #define DEL_WAIT_MS	10000
+/*
+ * how long add waits for a daemon that reported an error after creating the
+ * device to exit: it stops its queues (up to 30 s) and deletes the device
+ */
+#define ERR_EXIT_WAIT_MS	45000
 
 static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -97,7 +108,8 @@ static void add_usage(FILE *f)
 		"  --depth D        requests in flight per queue, 1..%d (default 64)\n"
 		"  --id N           device number (default: the first free one)\n\n"
 		"loop and split find ublk_loop.bpf.o and ublk_split.bpf.o in\n"
-		"$IOURING_BPF_POLICY_DIR, %s, or the build tree.\n"
+		"$IOURING_BPF_POLICY_DIR, then %s (an installed binary) or\n"
+		"the build tree (the binary the build made).\n"
 		"The BPF targets need a kernel whose ublk driver has zero copy\n"
 		"(UBLK_F_SUPPORT_ZERO_COPY) and io_uring_bpf_ops: the iouring-bpf kernel.\n",
 		prog_name, prog_name, UBLK_MAX_QUEUES, IOU_UBLK_MAX_DEPTH,
@@ -343,14 +355,48 @@ static int check_file(const char *path, char *abs, __u64 *bytes)
 	return refuse_control_char("--file", path, abs);
 }
 
-/* The built-in policy object NAME: $IOURING_BPF_POLICY_DIR, install dir, build dir. */
+/*
+ * This binary is the one the build made, where it made it: then (and only
+ * then) the build tree's policies are the ones that belong to it.
+ */
+static bool is_build_tree_binary(void)
+{
+	struct stat self, built;
+
+	return IOURING_BPF_TOOL_BUILD_PATH[0] && !stat("/proc/self/exe", &self) &&
+	       !stat(IOURING_BPF_TOOL_BUILD_PATH, &built) && self.st_dev == built.st_dev &&
+	       self.st_ino == built.st_ino;
+}
+
+/*
+ * The built-in policy object NAME: $IOURING_BPF_POLICY_DIR, then the build
+ * tree for the build tree's binary; for any other (installed) copy the
+ * install directory next to it (BINDIR/../LIBDIR/iouring-bpf) and the
+ * configured one. An installed binary never looks into a build tree.
+ */
 static int find_policy(const char *name, char *out)
 {
-	const char *dirs[] = { getenv("IOURING_BPF_POLICY_DIR"), IOURING_BPF_POLICY_INSTALL_DIR,
-			       IOURING_BPF_POLICY_BUILD_DIR };
-	char path[PATH_MAX], tried[3 * PATH_MAX] = "";
+	const char *dirs[4] = { getenv("IOURING_BPF_POLICY_DIR") };
+	char path[PATH_MAX], tried[4 * PATH_MAX] = "", rel[PATH_MAX] = "", self[PATH_MAX];
+	char joined[PATH_MAX + sizeof(IOURING_BPF_POLICY_REL_DIR) + 1];
+	ssize_t n;
 
-	for (unsigned int i = 0; i < 3; i++) {
+	if (is_build_tree_binary()) {
+		dirs[1] = IOURING_BPF_POLICY_BUILD_DIR;
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n > 0 && IOURING_BPF_POLICY_REL_DIR[0]) {
+			self[n] = 0;
+			if (strrchr(self, '/'))
+				*strrchr(self, '/') = 0;
+			snprintf(joined, sizeof(joined), "%s/%s", self, IOURING_BPF_POLICY_REL_DIR);
+			if (!realpath(joined, rel) || !strcmp(rel, IOURING_BPF_POLICY_INSTALL_DIR))
+				rel[0] = 0;
+		}
+		dirs[1] = rel;
+		dirs[2] = IOURING_BPF_POLICY_INSTALL_DIR;
+	}
+	for (unsigned int i = 0; i < 4; i++) {
 		if (!dirs[i] || !*dirs[i])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
@@ -535,13 +581,13 @@ static int read_report(int fd, struct add_report *r)
 	}
 }
 
-/* waitpid() for at most ms: true if pid was reaped. */
+static int reaped_status;
+
+/* waitpid() for at most ms: true if pid was reaped (its status in reaped_status). */
 static bool reap(pid_t pid, int ms)
 {
-	int status;
-
 	for (int waited = 0; waited <= ms; waited += 50) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
+		if (waitpid(pid, &reaped_status, WNOHANG) == pid)
 			return true;
 		usleep(50000);
 	}
@@ -561,13 +607,87 @@ static void delete_leftover(int id)
 	ublk_state_remove(id, 0);
 }
 
+/*
+ * In the forked daemon: a session of its own, stdin/stdout/stderr on
+ * /dev/null, the report pipe as fd 3 and every other descriptor the caller
+ * left open closed (a lock the caller holds on one must not stay held for
+ * the device's lifetime), and "/" as working directory (so it keeps no file
+ * system busy). Returns the report fd.
+ */
+static int daemon_setup(int pfd[2])
+{
+	int nul = open("/dev/null", O_RDWR), fd = pfd[1];
+
+	close(pfd[0]);
+	setsid();
+	if (nul >= 0) {
+		dup2(nul, STDIN_FILENO);
+		dup2(nul, STDOUT_FILENO);
+		dup2(nul, STDERR_FILENO);
+		if (nul > STDERR_FILENO)
+			close(nul);
+	}
+	if (fd != 3) {
+		fd = dup3(fd, 3, O_CLOEXEC) < 0 ? fd : 3;
+		if (fd == 3)
+			close(pfd[1]);
+	}
+	if (close_range(fd + 1, ~0U, 0))
+		for (long i = fd + 1, max = sysconf(_SC_OPEN_MAX); i < max && i < 65536; i++)
+			close(i);
+	for (int i = STDERR_FILENO + 1; i < fd; i++)
+		close(i);
+	if (chdir("/"))
+		fprintf(stderr, "ublk daemon: chdir /: %s\n", strerror(errno));
+	return fd;
+}
+
+/* The last lines of the daemon's log at path, indented, in buf ("" if none). */
+static void log_tail(const char *path, char *buf, size_t size)
+{
+	char text[4096];
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), lines = 0;
+	off_t end;
+	ssize_t got;
+	char *p;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return;
+	end = lseek(fd, 0, SEEK_END);
+	if (end > 0) {
+		off_t from = end > (off_t)sizeof(text) - 1 ? end - (off_t)sizeof(text) + 1 : 0;
+
+		got = pread(fd, text, sizeof(text) - 1, from);
+		n = got > 0 ? (size_t)got : 0;
+	}
+	close(fd);
+	text[n] = 0;
+	while (n && text[n - 1] == '\n')
+		text[--n] = 0;
+	/* back to the start of the 5th last line */
+	for (p = text + n; p > text; p--) {
+		if (p[-1] == '\n' && ++lines == 5)
+			break;
+	}
+	for (char *line = p; *line; ) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, size - used, "\n  %.*s", (int)len, line);
+		line += len + (nl ? 1 : 0);
+	}
+}
+
 static int cmd_ublk_add(int argc, char **argv)
 {
 	static struct ublk_conf conf;
 	struct add_args a = {};
 	struct add_report r = { .id = -1 };
 	int ret, pfd[2], status;
-	char log[PATH_MAX];
+	char log[PATH_MAX], tail[2048];
 	pid_t pid;
 
 	ret = parse_add(argc, argv, &a);
@@ -590,20 +710,8 @@ static int cmd_ublk_add(int argc, char **argv)
 		close(pfd[1]);
 		return fail(ret, "fork: %s", strerror(-ret));
 	}
-	if (!pid) {
-		int nul = open("/dev/null", O_RDWR);
-
-		close(pfd[0]);
-		setsid();
-		if (nul >= 0) {
-			dup2(nul, STDIN_FILENO);
-			dup2(nul, STDOUT_FILENO);
-			dup2(nul, STDERR_FILENO);
-			if (nul > STDERR_FILENO)
-				close(nul);
-		}
-		exit(ublk_daemon_run(&conf, pfd[1]));
-	}
+	if (!pid)
+		exit(ublk_daemon_run(&conf, daemon_setup(pfd)));
 	close(pfd[1]);
 	ret = read_report(pfd[0], &r);
 	close(pfd[0]);
@@ -633,7 +741,15 @@ static int cmd_ublk_add(int argc, char **argv)
 		return 0;
 	}
 	if (r.err) {
-		waitpid(pid, &status, 0);
+		/*
+		 * It cleans up (deletes what it created) and exits: wait for that,
+		 * but not forever; its error is the answer either way.
+		 */
+		if (!reap(pid, r.id >= 0 ? ERR_EXIT_WAIT_MS : DEL_WAIT_MS))
+			return fail(r.err, "%s (the daemon, pid %d, has not exited %d s later%s%s)",
+				    r.msg, (int)pid,
+				    (r.id >= 0 ? ERR_EXIT_WAIT_MS : DEL_WAIT_MS) / 1000,
+				    r.id >= 0 ? "; log: " : "", r.id >= 0 ? log : "");
 		return fail(r.err, "%s", r.msg);
 	}
 	if (ret == -ETIMEDOUT) {
@@ -643,15 +759,26 @@ static int cmd_ublk_add(int argc, char **argv)
 					       "within %d s and cannot be killed: it is stuck in "
 					       "the kernel (log: %s)", (int)pid, ADD_WAIT_MS / 1000, log);
 		delete_leftover(r.id);
+		log_tail(log, tail, sizeof(tail));
 		return fail(ETIMEDOUT, "the daemon did not get the device ready within %d s; it was "
-				       "killed and the device deleted (log: %s)",
-			    ADD_WAIT_MS / 1000, log);
+				       "killed and the device deleted (log: %s)%s%s",
+			    ADD_WAIT_MS / 1000, log, tail[0] ? "; it ends with:" : "", tail);
 	}
-	waitpid(pid, &status, 0);
+	/* the report pipe was closed without "ready" or "error": it died */
+	if (!reap(pid, DEL_WAIT_MS)) {
+		log_tail(log, tail, sizeof(tail));
+		return fail(EIO, "the daemon (pid %d) closed its report pipe without getting the "
+				 "device ready, and has not exited %d s later (log: %s)%s%s",
+			    (int)pid, DEL_WAIT_MS / 1000, log, tail[0] ? "; it ends with:" : "",
+			    tail);
+	}
+	status = reaped_status;
 	delete_leftover(r.id);
-	return fail(EIO, "the daemon exited (%s %d) without getting the device ready (log: %s)",
+	log_tail(log, tail, sizeof(tail));
+	return fail(EIO, "the daemon exited (%s %d) without getting the device ready (log: %s)%s%s",
 		    WIFSIGNALED(status) ? "signal" : "status",
-		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), log);
+		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), log,
+		    tail[0] ? "; it ends with:" : "", tail);
 }
 
 /* --- list --- */

@@ -17,8 +17,8 @@ case $(uname -r) in *-iouring-bpf) ;; *) echo "FAIL: not the iouring-bpf kernel:
 [ -e /dev/ublk-control ] || { echo "FAIL: this kernel has no /dev/ublk-control"; exit 1; }
 fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
 
-scripts=(custom_policy errors ext4 fio_verify loop_user_smoke mainline_zc ops split_layout
-	 state_file)
+scripts=(add_daemon custom_policy errors ext4 fio_verify loop_user_smoke mainline_zc ops
+	 split_layout state_file)
 [ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
   "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
 	bad "the list of ublk test scripts here is out of date: $(cd "$dir" && ls *.sh | xargs)"
