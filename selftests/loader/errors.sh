@@ -42,9 +42,19 @@ expect 1 "no process 999999" "$T" load "$NOPS" --ring 999999:3
 expect 1 "process $pid has no fd 99" "$T" load "$NOPS" --ring "$pid:99"
 expect 1 "$pid:0 is not an io_uring \(it is " "$T" load "$NOPS" --ring "$pid:0"
 
-# pidfd_getfd() as an unprivileged user on root's process
+# pidfd_getfd() as an unprivileged user on root's process. nobody may not
+# reach the checkout (one in a 0700 directory: under /root, mktemp -d), so
+# it runs copies of the tool and the object from a directory of its own that
+# it can read: the refusal it meets is then the ptrace one, wherever the
+# tree lives.
+pub=$(mktemp -d)
+chmod 755 "$pub"
+install -m 755 "$T" "$pub/iouring-bpf"
+install -m 644 "$NOPS" "$pub/nops.bpf.o"
 expect 1 'not allowed to take fd .* rights of ptrace attach' \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$T" load "$NOPS" --ring "$ring"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/iouring-bpf" load "$pub/nops.bpf.o" \
+	--ring "$ring"
+rm -rf "$pub"
 
 # verifier: the end of the log, not all of it; -d gives all of it
 expect 1 'the verifier rejected the policy' "$T" load "$BAD" --ring "$ring" --pin t-bad
