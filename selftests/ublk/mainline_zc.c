@@ -37,6 +37,25 @@
  *       --fail-middle: the data step of any request touching --fail-sector
  *       (default 2048) asks for more bytes than the request has (-EFAULT).
  *       --never-commit: fetch requests but never commit them.
+ *       Review reproducers (issue 12), each armed for the first READ
+ *       that starts exactly at sector S (loop target), printing one line
+ *       "probe NAME res R want W ok|FAIL" per check:
+ *       --keep-buf S --keep-buf-then close|exit: REGISTER_IO_BUF, READ_FIXED,
+ *           COMMIT_AND_FETCH without UNREGISTER, then close the ring and
+ *           keep living ("ring closed", until SIGTERM) or _exit(0)
+ *       --probe-table S: with the request's buffer registered, BUFFERS_UPDATE
+ *           of its slot and CLONE_BUFFERS from the ring must fail -EBUSY;
+ *           updating a user slot and cloning without driver buffers work
+ *       --probe-uc S: pwrite()/pread() on /dev/ublkcN at the tag's offset:
+ *           -EACCES without UBLK_F_USER_COPY, 4096 (pwrite) with it
+ *       --probe-unreg SB,SA: hold the READ at SB (tag B); for the READ at
+ *           SA (tag A): REGISTER/UNREGISTER with addr (1<<32)|A, UNREGISTER
+ *           through tag B fail -EINVAL, the buffer stays, then serve both
+ *       --die-after-register S: REGISTER_IO_BUF, then SIGKILL ourselves
+ *       --no-user-copy, --need-get-data, --recovery-reissue: ADD_DEV flags
+ *   mainline_zc recover ID -t loop -f FILE
+ *       START_USER_RECOVERY (retried while -EBUSY, 60 s), serve the device
+ *       as "add" does, END_USER_RECOVERY, print "recovered", serve
  *   mainline_zc start ID PID     START_DEV for a server that used --no-start
  *   mainline_zc del ID [--async] DEL_DEV (or DEL_DEV_ASYNC)
  *   mainline_zc features         print UBLK_U_CMD_GET_FEATURES
@@ -48,6 +67,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +76,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,6 +229,17 @@ struct server {
 	struct iovec *vecs;	/* stripe: per tag, per member */
 	unsigned int vec_cap;	/* per member */
 	int ready_pipe[2];
+
+	/* review reproducers (sector -1: not armed) */
+	bool no_user_copy, need_get_data, recovery_reissue, recover;
+	long long keep_buf_sector, table_sector, uc_sector, unreg_b_sector,
+		  unreg_a_sector, die_sector;
+	bool keep_buf_close;
+	int held_b;
+	unsigned int nr_bufs;		/* buffer-table slots (depth, +1 user slot) */
+	struct io_uring_cqe *deferred;	/* CQEs seen while waiting for a probe */
+	unsigned int nr_deferred, cap_deferred;
+	unsigned long probe_fails;
 
 	/* summary */
 	unsigned long served, errors, fixups, unreg_after_error, flushes, held, unexpected;
@@ -527,6 +559,273 @@ static void queue_flush(struct server *s, unsigned int tag)
 	t->pending = s->nr_files;
 }
 
+/* ------------------------------------------------------------------ */
+/* review reproducers: synchronous steps inside the event loop        */
+
+#define UD_SYNC			(1ULL << 62)
+
+/* mainline's struct io_uring_clone_buffers (IORING_REGISTER_CLONE_BUFFERS) */
+struct zc_clone_buffers {
+	__u32	src_fd;
+	__u32	flags;
+	__u32	pad[6];
+};
+#define ZC_REGISTER_CLONE_BUFFERS	30
+
+static void start_request(struct server *s, unsigned int tag);
+
+static void defer_cqe(struct server *s, const struct io_uring_cqe *cqe)
+{
+	if (s->nr_deferred == s->cap_deferred) {
+		s->cap_deferred = s->cap_deferred ? 2 * s->cap_deferred : 64;
+		s->deferred = realloc(s->deferred, s->cap_deferred * sizeof(*cqe));
+		if (!s->deferred)
+			abort();
+	}
+	s->deferred[s->nr_deferred++] = *cqe;
+}
+
+/* submit the prepared sqe alone and wait for its CQE; others are deferred */
+static int sync_sqe(struct server *s, struct io_uring_sqe *sqe)
+{
+	sqe->user_data = UD_SYNC;
+	sqe->flags &= ~(IOSQE_CQE_SKIP_SUCCESS | IOSQE_IO_LINK | IOSQE_IO_HARDLINK);
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_submit_and_wait(&s->ring, 1);
+
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			fprintf(stderr, "mainline_zc: io_uring_enter: %s\n", strerror(-ret));
+			s->unexpected++;
+			return ret;
+		}
+		while (io_uring_peek_cqe(&s->ring, &cqe) == 0) {
+			struct io_uring_cqe c = *cqe;
+
+			io_uring_cqe_seen(&s->ring, cqe);
+			if (c.user_data == UD_SYNC)
+				return c.res;
+			defer_cqe(s, &c);
+		}
+	}
+}
+
+static int sync_buf_cmd(struct server *s, unsigned int op, unsigned int tag, __u64 addr)
+{
+	struct io_uring_sqe *sqe = get_sqe(&s->ring);
+
+	prep_io_cmd(sqe, op, tag, 0, addr);
+	return sync_sqe(s, sqe);
+}
+
+/* the loop target's data step into slot buf (READ requests only) */
+static int sync_read_fixed(struct server *s, unsigned int tag, unsigned int buf)
+{
+	const struct ublksrv_io_desc *iod = &s->iods[tag];
+	struct io_uring_sqe *sqe = get_sqe(&s->ring);
+
+	io_uring_prep_rw(IORING_OP_READ_FIXED, sqe, 1, NULL, s->tags[tag].bytes,
+			 iod->start_sector << 9);
+	sqe->buf_index = buf;
+	sqe->flags = IOSQE_FIXED_FILE;
+	return sync_sqe(s, sqe);
+}
+
+static void report(struct server *s, const char *name, long res, long want)
+{
+	bool ok = res == want;
+
+	if (!ok)
+		s->probe_fails++;
+	printf("probe %s res %ld%s%s want %ld%s%s %s\n", name, res,
+	       res < 0 ? " " : "", res < 0 ? strerror(-res) : "", want,
+	       want < 0 ? " " : "", want < 0 ? strerror(-want) : "", ok ? "ok" : "FAIL");
+	fflush(stdout);
+}
+
+/* item 1: commit with the buffer still registered, then close or exit */
+static void probe_keep_buf(struct server *s, unsigned int tag)
+{
+	int r, n;
+
+	r = sync_buf_cmd(s, UBLK_U_IO_REGISTER_IO_BUF, tag, tag);
+	report(s, "keep-register", r, 0);
+	r = sync_read_fixed(s, tag, tag);
+	report(s, "keep-read", r, s->tags[tag].bytes);
+	commit(s, tag, r);	/* COMMIT_AND_FETCH: the new FETCH makes the tag active */
+	n = io_uring_submit(&s->ring);
+	printf("committed tag %u with %d (submit %d), buffer %u still registered\n", tag, r,
+	       n, tag);
+	fflush(stdout);
+	if (!s->keep_buf_close) {
+		printf("exiting\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	io_uring_queue_exit(&s->ring);
+	printf("ring closed\n");
+	fflush(stdout);
+	for (;;)
+		pause();	/* until SIGTERM */
+}
+
+static int clone_into_new_ring(struct server *s)
+{
+	struct zc_clone_buffers arg = { .src_fd = (__u32)s->ring.ring_fd };
+	struct io_uring dst;
+	int r = io_uring_queue_init(4, &dst, 0);
+
+	if (r)
+		return r;
+	r = syscall(__NR_io_uring_register, dst.ring_fd, ZC_REGISTER_CLONE_BUFFERS, &arg, 1);
+	if (r < 0)
+		r = -errno;
+	io_uring_queue_exit(&dst);
+	return r;
+}
+
+/* item 5: the buffer table's management leaves a driver buffer alone */
+static void probe_table(struct server *s, unsigned int tag)
+{
+	static char ubuf[4096] __attribute__((aligned(4096)));
+	struct iovec iov = { .iov_base = ubuf, .iov_len = sizeof(ubuf) };
+	struct iovec none = { .iov_base = NULL, .iov_len = 0 };
+	__u64 utag = 0;
+	unsigned int user_slot = s->depth;
+	int r, rd;
+
+	r = sync_buf_cmd(s, UBLK_U_IO_REGISTER_IO_BUF, tag, tag);
+	report(s, "table-register", r, 0);
+	r = io_uring_register_buffers_update_tag(&s->ring, tag, &iov, &utag, 1);
+	report(s, "update-driver-slot", r, -EBUSY);
+	r = io_uring_register_buffers_update_tag(&s->ring, user_slot, &iov, &utag, 1);
+	report(s, "update-user-slot", r, 1);
+	r = clone_into_new_ring(s);
+	report(s, "clone-with-driver-buffer", r, -EBUSY);
+	/* the request's buffer is still the one in its slot */
+	rd = sync_read_fixed(s, tag, tag);
+	report(s, "table-read", rd, s->tags[tag].bytes);
+	r = sync_buf_cmd(s, UBLK_U_IO_UNREGISTER_IO_BUF, tag, tag);
+	report(s, "table-unregister", r, 0);
+	/* the same clone works without a driver buffer: the call is right */
+	r = clone_into_new_ring(s);
+	report(s, "clone-without-driver-buffer", r, 0);
+	r = io_uring_register_buffers_update_tag(&s->ring, user_slot, &none, &utag, 1);
+	report(s, "update-user-slot-clear", r, 1);
+	commit(s, tag, rd);
+}
+
+/* item 8: zero copy alone allows no copying through /dev/ublkcN */
+static void probe_uc(struct server *s, unsigned int tag)
+{
+	static char ubuf[4096] __attribute__((aligned(4096)));
+	off_t off = UBLKSRV_IO_BUF_OFFSET + ((off_t)0 << UBLK_QID_OFF) +
+		    ((off_t)tag << UBLK_TAG_OFF);
+	long r;
+
+	memset(ubuf, 0x5a, sizeof(ubuf));
+	r = pwrite(s->char_fd, ubuf, sizeof(ubuf), off);
+	report(s, "uc-pwrite", r < 0 ? -errno : r, s->no_user_copy ? -EACCES : 4096);
+	if (s->no_user_copy) {
+		r = pread(s->char_fd, ubuf, sizeof(ubuf), off);
+		report(s, "uc-pread", r < 0 ? -errno : r, -EACCES);
+	}
+	queue_rw(s, tag);	/* then served as usual */
+}
+
+/* item 8: UNREGISTER only empties its own tag's slot; no truncated index */
+static void probe_unreg(struct server *s, unsigned int a)
+{
+	unsigned int b = s->held_b;
+	__u64 high = (1ULL << 32) | a;
+	int r, rd;
+	bool reg = false;
+
+	r = sync_buf_cmd(s, UBLK_U_IO_REGISTER_IO_BUF, a, high);
+	report(s, "register-addr-high", r, -EINVAL);
+	if (r == 0) {
+		reg = true;	/* truncated to slot a */
+	} else {
+		r = sync_buf_cmd(s, UBLK_U_IO_REGISTER_IO_BUF, a, a);
+		report(s, "register", r, 0);
+		reg = r == 0;
+	}
+	r = sync_buf_cmd(s, UBLK_U_IO_UNREGISTER_IO_BUF, b, a);
+	report(s, "unregister-other-tag", r, -EINVAL);
+	r = sync_buf_cmd(s, UBLK_U_IO_UNREGISTER_IO_BUF, a, high);
+	report(s, "unregister-addr-high", r, -EINVAL);
+	rd = sync_read_fixed(s, a, a);
+	report(s, "buffer-still-registered", rd, s->tags[a].bytes);
+	r = sync_buf_cmd(s, UBLK_U_IO_UNREGISTER_IO_BUF, a, a);
+	report(s, "unregister", r, reg ? 0 : -EINVAL);
+	commit(s, a, rd);
+	s->held_b = -1;
+	s->held--;
+	start_request(s, b);	/* the held request, served as usual */
+}
+
+/* item 4: the server dies with a buffer registered and nothing committed */
+static void probe_die(struct server *s, unsigned int tag)
+{
+	int r = sync_buf_cmd(s, UBLK_U_IO_REGISTER_IO_BUF, tag, tag);
+
+	report(s, "die-register", r, 0);
+	printf("dying with tag %u registered\n", tag);
+	fflush(stdout);
+	kill(getpid(), SIGKILL);
+	pause();
+}
+
+static bool armed(long long *sector, const struct ublksrv_io_desc *iod)
+{
+	if (*sector < 0 || ublksrv_get_op(iod) != UBLK_IO_OP_READ ||
+	    iod->start_sector != (__u64)*sector)
+		return false;
+	*sector = -1;	/* once */
+	return true;
+}
+
+/* a READ a reproducer is armed for: handled here (true) */
+static bool probe_hook(struct server *s, unsigned int tag)
+{
+	const struct ublksrv_io_desc *iod = &s->iods[tag];
+	struct tag_io *t = &s->tags[tag];
+
+	if (armed(&s->keep_buf_sector, iod)) {
+		t->phase = PH_HELD;
+		probe_keep_buf(s, tag);
+		return true;
+	}
+	if (armed(&s->table_sector, iod)) {
+		t->phase = PH_HELD;
+		probe_table(s, tag);
+		return true;
+	}
+	if (armed(&s->uc_sector, iod)) {
+		probe_uc(s, tag);
+		return true;
+	}
+	if (armed(&s->unreg_b_sector, iod)) {
+		t->phase = PH_HELD;
+		s->held++;
+		s->held_b = tag;
+		printf("holding tag %u sector %llu\n", tag, (unsigned long long)iod->start_sector);
+		fflush(stdout);
+		return true;
+	}
+	if (s->held_b >= 0 && armed(&s->unreg_a_sector, iod)) {
+		t->phase = PH_HELD;
+		probe_unreg(s, tag);
+		return true;
+	}
+	if (armed(&s->die_sector, iod)) {
+		t->phase = PH_HELD;
+		probe_die(s, tag);
+		return true;
+	}
+	return false;
+}
+
 /* a FETCH or COMMIT_AND_FETCH completed with a request for tag */
 static void start_request(struct server *s, unsigned int tag)
 {
@@ -546,6 +845,8 @@ static void start_request(struct server *s, unsigned int tag)
 		fflush(stdout);
 		return;
 	}
+	if (op == UBLK_IO_OP_READ && probe_hook(s, tag))
+		return;
 	switch (op) {
 	case UBLK_IO_OP_READ:
 	case UBLK_IO_OP_WRITE:
@@ -721,7 +1022,26 @@ static unsigned int active_tags(const struct server *s)
  */
 static bool queue_done(const struct server *s)
 {
-	return s->aborted && !s->cmd_inflight && !active_tags(s);
+	return s->aborted && !s->cmd_inflight && !active_tags(s) && !s->nr_deferred;
+}
+
+static void dispatch(struct server *s, const struct io_uring_cqe *c)
+{
+	if (c->user_data & UD_TGT)
+		target_cqe(s, c);
+	else
+		cmd_cqe(s, c);
+}
+
+/* CQEs that arrived while a probe waited, in order */
+static void drain_deferred(struct server *s)
+{
+	while (s->nr_deferred) {
+		struct io_uring_cqe c = s->deferred[0];
+
+		memmove(s->deferred, s->deferred + 1, --s->nr_deferred * sizeof(c));
+		dispatch(s, &c);
+	}
 }
 
 static void *queue_thread(void *arg)
@@ -744,7 +1064,8 @@ static void *queue_thread(void *arg)
 	ret = io_uring_register_ring_fd(&s->ring);
 	if (ret < 0)
 		fprintf(stderr, "mainline_zc: register ring fd: %s (going on)\n", strerror(-ret));
-	ret = io_uring_register_buffers_sparse(&s->ring, s->depth);
+	s->nr_bufs = s->depth + (s->table_sector >= 0);	/* + a user slot */
+	ret = io_uring_register_buffers_sparse(&s->ring, s->nr_bufs);
 	if (ret) {
 		fprintf(stderr, "mainline_zc: sparse buffer table: %s\n", strerror(-ret));
 		goto fail_ring;
@@ -770,6 +1091,10 @@ static void *queue_thread(void *arg)
 	while (!queue_done(s)) {
 		struct io_uring_cqe *cqe;
 
+		if (s->nr_deferred) {
+			drain_deferred(s);
+			continue;
+		}
 		ret = io_uring_submit_and_wait(&s->ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			fprintf(stderr, "mainline_zc: io_uring_enter: %s\n", strerror(-ret));
@@ -780,10 +1105,7 @@ static void *queue_thread(void *arg)
 			struct io_uring_cqe c = *cqe;
 
 			io_uring_cqe_seen(&s->ring, cqe);
-			if (c.user_data & UD_TGT)
-				target_cqe(s, &c);
-			else
-				cmd_cqe(s, &c);
+			dispatch(s, &c);
 		}
 	}
 	io_uring_queue_exit(&s->ring);
@@ -907,6 +1229,46 @@ static int cmd_add(struct server *s)
 		fprintf(stderr, "mainline_zc: /dev/ublk-control: %s\n", strerror(-ret));
 		return 1;
 	}
+	if (s->recover) {
+		int i;
+
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.dev_id = s->dev_id;
+		cmd.queue_id = (__u16)-1;
+		cmd.addr = (__u64)(uintptr_t)&s->info;
+		cmd.len = sizeof(s->info);
+		ret = ctrl_cmd(&c, UBLK_U_CMD_GET_DEV_INFO, &cmd);
+		if (ret) {
+			fprintf(stderr, "mainline_zc: GET_DEV_INFO %d: %s\n", s->dev_id,
+				strerror(-ret));
+			ctrl_close(&c);
+			return 1;
+		}
+		s->depth = s->info.queue_depth;
+		/* -EBUSY until the dead server's files are gone and the
+		 * device is quiesced */
+		for (i = 0; i < 600; i++) {
+			memset(&cmd, 0, sizeof(cmd));
+			cmd.dev_id = s->dev_id;
+			cmd.queue_id = (__u16)-1;
+			ret = ctrl_cmd(&c, UBLK_U_CMD_START_USER_RECOVERY, &cmd);
+			if (ret != -EBUSY)
+				break;
+			usleep(100000);
+		}
+		if (ret) {
+			fprintf(stderr, "mainline_zc: START_USER_RECOVERY: %s (state %u)\n",
+				strerror(-ret), s->info.state);
+			ctrl_close(&c);
+			return 1;
+		}
+		printf("id %d pid %d\n", s->dev_id, getpid());
+		printf("recovering target %s depth %u flags 0x%llx after %d tries\n",
+		       target_name[s->target], s->depth, (unsigned long long)s->info.flags,
+		       i + 1);
+		fflush(stdout);
+		goto serve;
+	}
 	memset(&s->info, 0, sizeof(s->info));
 	s->info.nr_hw_queues = 1;
 	s->info.queue_depth = s->depth;
@@ -914,6 +1276,12 @@ static int cmd_add(struct server *s)
 	s->info.dev_id = (__u32)-1;
 	s->info.ublksrv_pid = getpid();
 	s->info.flags = UBLK_F_CMD_IOCTL_ENCODE | UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_USER_COPY;
+	if (s->no_user_copy)
+		s->info.flags &= ~UBLK_F_USER_COPY;
+	if (s->need_get_data)
+		s->info.flags |= UBLK_F_NEED_GET_DATA;
+	if (s->recovery_reissue)
+		s->info.flags |= UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.dev_id = (__u32)-1;
 	cmd.queue_id = (__u16)-1;
@@ -947,6 +1315,7 @@ static int cmd_add(struct server *s)
 		goto del;
 	}
 
+serve:
 	s->char_fd = open_char(s->dev_id);
 	if (s->char_fd < 0)
 		goto del;
@@ -973,7 +1342,20 @@ static int cmd_add(struct server *s)
 		pthread_join(th, NULL);
 		goto del_char;
 	}
-	if (s->no_start) {
+	if (s->recover) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.dev_id = s->dev_id;
+		cmd.queue_id = (__u16)-1;
+		cmd.data[0] = getpid();
+		ret = ctrl_cmd(&c, UBLK_U_CMD_END_USER_RECOVERY, &cmd);
+		if (ret) {
+			fprintf(stderr, "mainline_zc: END_USER_RECOVERY: %s\n", strerror(-ret));
+			s->unexpected++;
+		} else {
+			printf("recovered /dev/ublkb%d\n", s->dev_id);
+			fflush(stdout);
+		}
+	} else if (s->no_start) {
 		printf("ready pid %d\n", getpid());
 		fflush(stdout);
 	} else {
@@ -1004,11 +1386,11 @@ out:
 	for (i = 0; i < s->nr_files; i++)
 		close(s->backing[i]);
 	printf("exit served %lu errors %lu fixups %lu unreg_after_error %lu flushes %lu held %lu "
-	       "aborted %u max_bytes %u unexpected %lu thread %d\n",
+	       "aborted %u max_bytes %u unexpected %lu probe_fails %lu thread %d\n",
 	       s->served, s->errors, s->fixups, s->unreg_after_error, s->flushes, s->held,
-	       s->aborted, s->max_bytes, s->unexpected, s->thread_ret);
+	       s->aborted, s->max_bytes, s->unexpected, s->probe_fails, s->thread_ret);
 	fflush(stdout);
-	return s->unexpected || s->thread_ret ? 1 : 0;
+	return s->unexpected || s->thread_ret || s->probe_fails ? 1 : 0;
 
 del_char:
 	if (s->iods && s->iods != MAP_FAILED)
@@ -1031,6 +1413,10 @@ static void usage(void)
 		"usage: mainline_zc add -t null|loop|stripe [-d DEPTH] [-s SIZE] [-f FILE]...\n"
 		"                       [--link hard|soft|none] [--chunk BYTES] [--fail-middle]\n"
 		"                       [--fail-sector S] [--never-commit] [--no-start]\n"
+		"                       [--keep-buf S --keep-buf-then close|exit] [--probe-table S]\n"
+		"                       [--probe-uc S] [--probe-unreg SB,SA] [--die-after-register S]\n"
+		"                       [--no-user-copy] [--need-get-data] [--recovery-reissue]\n"
+		"       mainline_zc recover ID -t loop -f FILE\n"
 		"       mainline_zc start ID PID\n"
 		"       mainline_zc del ID [--async]\n"
 		"       mainline_zc features\n");
@@ -1063,6 +1449,15 @@ int main(int argc, char **argv)
 		{ "fail-sector", required_argument, NULL, 'S' },
 		{ "never-commit", no_argument, NULL, 'N' },
 		{ "no-start", no_argument, NULL, 'n' },
+		{ "keep-buf", required_argument, NULL, 'K' },
+		{ "keep-buf-then", required_argument, NULL, 'T' },
+		{ "probe-table", required_argument, NULL, 'B' },
+		{ "probe-uc", required_argument, NULL, 'U' },
+		{ "probe-unreg", required_argument, NULL, 'R' },
+		{ "die-after-register", required_argument, NULL, 'D' },
+		{ "no-user-copy", no_argument, NULL, 'C' },
+		{ "need-get-data", no_argument, NULL, 'G' },
+		{ "recovery-reissue", no_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server s;
@@ -1100,7 +1495,7 @@ int main(int argc, char **argv)
 		       ret ? strerror(-ret) : "");
 		return ret ? 1 : 0;
 	}
-	if (strcmp(argv[1], "add")) {
+	if (strcmp(argv[1], "add") && !(strcmp(argv[1], "recover") == 0 && argc >= 3)) {
 		usage();
 		return 2;
 	}
@@ -1114,7 +1509,15 @@ int main(int argc, char **argv)
 	s.fail_sector = 2048;
 	s.char_fd = -1;
 	s.dev_id = -1;
+	s.keep_buf_sector = s.table_sector = s.uc_sector = -1;
+	s.unreg_b_sector = s.unreg_a_sector = s.die_sector = -1;
+	s.held_b = -1;
 	optind = 2;
+	if (!strcmp(argv[1], "recover")) {
+		s.recover = true;
+		s.dev_id = atoi(argv[2]);
+		optind = 3;
+	}
 	while ((opt = getopt_long(argc, argv, "t:d:s:f:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
@@ -1163,6 +1566,37 @@ int main(int argc, char **argv)
 		case 'n':
 			s.no_start = true;
 			break;
+		case 'K':
+			s.keep_buf_sector = strtoll(optarg, NULL, 0);
+			break;
+		case 'T':
+			if (!strcmp(optarg, "close"))
+				s.keep_buf_close = true;
+			else if (strcmp(optarg, "exit"))
+				goto bad;
+			break;
+		case 'B':
+			s.table_sector = strtoll(optarg, NULL, 0);
+			break;
+		case 'U':
+			s.uc_sector = strtoll(optarg, NULL, 0);
+			break;
+		case 'R':
+			if (sscanf(optarg, "%lld,%lld", &s.unreg_b_sector, &s.unreg_a_sector) != 2)
+				goto bad;
+			break;
+		case 'D':
+			s.die_sector = strtoll(optarg, NULL, 0);
+			break;
+		case 'C':
+			s.no_user_copy = true;
+			break;
+		case 'G':
+			s.need_get_data = true;
+			break;
+		case 'Q':
+			s.recovery_reissue = true;
+			break;
 		default:
 			goto bad;
 		}
@@ -1181,6 +1615,11 @@ int main(int argc, char **argv)
 	}
 	if (s.target != T_STRIPE)
 		s.chunk = 0;
+	if ((s.keep_buf_sector >= 0 || s.table_sector >= 0 || s.uc_sector >= 0 ||
+	     s.unreg_b_sector >= 0 || s.die_sector >= 0) && (s.target != T_LOOP || s.link == L_NONE)) {
+		fprintf(stderr, "mainline_zc: the review probes need a linked loop target\n");
+		return 2;
+	}
 	return cmd_add(&s);
 bad:
 	usage();

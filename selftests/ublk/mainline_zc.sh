@@ -16,12 +16,27 @@
 #   start-wait  a server that never commits while START_DEV's partition scan
 #               waits: (a) kill -9 of the server, (b) DEL_DEV from another
 #               process; either releases everything within 60 s
+#  Review reproducers (issue 12; loop target, each armed for one READ):
+#   review-exit-after-commit  REGISTER_IO_BUF, READ_FIXED, COMMIT_AND_FETCH
+#               without UNREGISTER, then (a) close the ring and live on,
+#               (b) exit: the reader gets the committed data, the ring's exit
+#               work ends, the server exits, DEL_DEV returns (item 1)
+#   review-buffer-table  with a driver buffer in slot T, BUFFERS_UPDATE of
+#               T and CLONE_BUFFERS from the ring fail -EBUSY; a user slot
+#               updates, a clone without driver buffers works (item 5)
+#   review-zc-flags  ZERO_COPY|NEED_GET_DATA: NEED_GET_DATA cleared, writes
+#               work; no USER_COPY: pread/pwrite on /dev/ublkcN -EACCES
+#               (with USER_COPY they work); UNREGISTER through another tag
+#               and addr above 32 bits fail -EINVAL, the buffer stays (item 8)
+#   review-reissue  USER_RECOVERY|REISSUE: the server dies with a READ's
+#               buffer registered; a new server recovers the device and the
+#               read completes with its data, not EIO (item 4)
 # Every step that could hang is bounded; a hang is reported with the kernel
 # stacks of the blocked tasks.
 # usage: mainline_zc.sh SERVER CASE     Exit 0 pass, 1 fail, 77 skip.
 set -u
 T=$1
-case_=${2:?usage: mainline_zc.sh SERVER null|loop|stripe|chain-fail|start-wait}
+case_=${2:?usage: mainline_zc.sh SERVER null|loop|stripe|chain-fail|start-wait|review-...}
 . "$(dirname "$0")/lib.sh"
 ublk_require
 
@@ -200,6 +215,97 @@ dma_check() {
 	[ "$a" = 4096 ] && [ "$b" = EINVAL ] &&
 		ok "$1: O_DIRECT buffer at +$2 reads, at +$3 gets EINVAL (DMA alignment applied)" ||
 		bad "$1: O_DIRECT buffer at +$2: $a, at +$3: $b (want 4096, EINVAL)"
+}
+
+# reader_start NAME DEV BLOCK: a 4 KiB O_DIRECT read of block BLOCK in the
+# background; its pid in rd_pid
+reader_start() {
+	timeout 300 dd if="$2" of="$work/$1.data" bs=4k skip="$3" count=1 iflag=direct \
+		status=none 2> "$work/$1.err" &
+	rd_pid=$!
+	bg_pids+=("$rd_pid")
+}
+
+# reader_check NAME PID IMG BLOCK SECONDS: the read ends within SECONDS with
+# the data at BLOCK of IMG
+reader_check() {
+	local name=$1 pid=$2 img=$3 blk=$4
+	if ! wait_exit "$pid" "$5"; then
+		bad "$name: the read of block $blk is still blocked after $5 s"
+		stacks "$pid" $(pgrep -P "$pid")
+		echo "### server:"; stacks "${srv_pid:-}"
+		echo "### tasks in D state:"; d_state
+		return 1
+	fi
+	if [ "$rc" != 0 ]; then
+		bad "$name: the read of block $blk failed (exit $rc): $(cat "$work/$name.err")"
+		return 1
+	fi
+	cmp -s "$work/$name.data" <(dd if="$img" bs=4k skip="$blk" count=1 status=none) &&
+		ok "$name: the read of block $blk completed with the right data" ||
+		bad "$name: the read of block $blk returned wrong data"
+}
+
+# probe_ok NAME PROBE...: the server's "probe PROBE ... ok" lines
+probe_ok() {
+	local name=$1 p line
+	shift
+	for p in "$@"; do
+		line=$(grep -m1 "^probe $p " "$srv_out")
+		if [ -z "$line" ]; then
+			bad "$name: probe $p never ran"
+		elif [ "${line##* }" = ok ]; then
+			ok "$name: ${line#probe }"
+		else
+			bad "$name: ${line#probe }"
+		fi
+	done
+}
+
+# exit_work_tasks: tasks running a ring's exit work
+exit_work_tasks() {
+	local t
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		grep -q io_ring_exit_work "$t/stack" 2>/dev/null && echo "${t#/proc/}"
+	done
+}
+
+# exit_work_gone NAME SECONDS: no ring exit work left (not spinning)
+exit_work_gone() {
+	local i w
+	for i in $(seq "$2"); do
+		w=$(exit_work_tasks)
+		[ -z "$w" ] && { ok "$1: no ring exit work left running"; return 0; }
+		sleep 1
+	done
+	bad "$1: io_ring_exit_work still runs after $2 s"
+	for t in $w; do
+		echo "--- $t ($(cat "/proc/$t/comm" 2>/dev/null)) state $(awk '{ print $3 }' "/proc/$t/stat" 2>/dev/null)"
+		cat "/proc/$t/stack" 2>/dev/null
+	done
+	return 1
+}
+
+# del_bounded NAME: DEL_DEV within 60 s, the device gone, no task in D state
+del_bounded() {
+	local out drc d
+	out=$(timeout 60 "$T" del "$srv_id" 2>&1)
+	drc=$?
+	if [ $drc = 0 ]; then
+		ok "$1: $out"
+	else
+		bad "$1: DEL_DEV: $out (exit $drc$([ $drc = 124 ] && echo ': still waiting after 60 s'))"
+		stacks "$srv_pid"
+	fi
+	[ ! -e "/sys/class/ublk-char/ublkc$srv_id" ] && ok "$1: device $srv_id gone" ||
+		bad "$1: /sys/class/ublk-char/ublkc$srv_id still there"
+	d=$(d_state)
+	[ -z "$d" ] && ok "$1: no task in D state" || { bad "$1: tasks in D state"; echo "$d"; }
+}
+
+# flags_of: the dev_info.flags ADD_DEV returned (server's second line)
+flags_of() {
+	awk '$1 == "target" { for (i = 1; i < NF; i++) if ($i == "flags") print $(i + 1) }' "$srv_out"
 }
 
 # errors of the data path the server saw (first lines of its stderr)
@@ -424,6 +530,158 @@ start-wait)
 		d=$(d_state)
 		[ -z "$d" ] && ok "$n: no task in D state" || { bad "$n: tasks in D state"; echo "$d"; }
 	done
+	;;
+review-exit-after-commit)
+	# item 1: a committed request whose buffer is still registered when
+	# the ring goes. Before the fix the tag's new FETCH could not be
+	# cancelled (its tag's request was "started"), so the ring's exit work
+	# (close) or the exiting task (exit) looped forever, the request never
+	# ended and DEL_DEV hung.
+	for how in close exit; do
+		n=exit-after-commit-$how
+		echo "mainline_zc.sh: $n" > /dev/kmsg 2>/dev/null	# marks the kernel log
+		img=$work/$n.img
+		head -c 16M /dev/urandom > "$img"
+		srv_start $n -t loop -d 4 -f "$img" --keep-buf 8192 --keep-buf-then $how ||
+			{ bad "$n: start"; continue; }
+		spid=$srv_pid
+		reader_start $n-read "/dev/ublkb$srv_id" 1024
+		rpid=$rd_pid
+		if wait_line "$srv_out" '^committed' 60; then
+			ok "$n: $(grep -m1 '^committed' "$srv_out")"
+		else
+			bad "$n: the server never committed the read"; cat "$srv_out" "$srv_err"
+		fi
+		probe_ok $n keep-register keep-read
+		if [ $how = close ]; then
+			wait_line "$srv_out" '^ring closed' 30 && ok "$n: the server closed its ring" ||
+				bad "$n: no 'ring closed' from the server"
+		else
+			if wait_exit "$spid" 60; then
+				ok "$n: the server exited at once (exit $rc)"
+			else
+				bad "$n: the server is still there 60 s after _exit()"
+				stacks "$spid"
+			fi
+		fi
+		reader_check $n-read "$rpid" "$img" 1024 60
+		exit_work_gone $n 30
+		if [ $how = close ]; then
+			alive "$spid" && ok "$n: the server lives on without its ring" ||
+				bad "$n: the server died after closing its ring: $(tail -3 "$srv_err")"
+			kill -TERM "$spid"
+			wait_exit "$spid" 30 && ok "$n: the server ended on SIGTERM" ||
+				{ bad "$n: the server is still there 30 s after SIGTERM"; stacks "$spid"; }
+		fi
+		del_bounded $n
+	done
+	;;
+review-buffer-table)
+	# item 5: before the fix BUFFERS_UPDATE replaced the driver buffer
+	# (returning 1) and CLONE_BUFFERS copied it into another ring (0)
+	n=buffer-table
+	img=$work/$n.img
+	head -c 16M /dev/urandom > "$img"
+	srv_start $n -t loop -d 4 -f "$img" --probe-table 8192 || { bad "$n: start"; finish; }
+	reader_start $n-read "/dev/ublkb$srv_id" 1024
+	reader_check $n-read "$rd_pid" "$img" 1024 60
+	probe_ok $n table-register update-driver-slot update-user-slot clone-with-driver-buffer \
+		table-read table-unregister clone-without-driver-buffer update-user-slot-clear
+	reader_start $n-after "/dev/ublkb$srv_id" 77
+	reader_check $n-after "$rd_pid" "$img" 77 60
+	srv_del $n
+	;;
+review-zc-flags)
+	# item 8, differences from 6.15: before the fix NEED_GET_DATA stayed
+	# set with zero copy (a WRITE came back NEED_GET_DATA), zero copy
+	# alone allowed pread/pwrite on /dev/ublkcN, and UNREGISTER_IO_BUF
+	# emptied any slot, its addr truncated to 32 bits
+	n=zc-flags
+	img=$work/$n.img
+	head -c 16M /dev/urandom > "$img"
+	srv_start $n -t loop -d 4 -f "$img" --no-user-copy --need-get-data --probe-uc 8192 \
+		--probe-unreg 16384,16392 || { bad "$n: start"; finish; }
+	f=$(flags_of)
+	ok "$n: ADD_DEV flags ZERO_COPY|NEED_GET_DATA|CMD_IOCTL_ENCODE returned $f"
+	[ $((f & 0x4)) = 0 ] && ok "$n: NEED_GET_DATA cleared by zero copy" ||
+		bad "$n: NEED_GET_DATA still set in $f with zero copy"
+	[ $((f & 0x1)) != 0 ] && [ $((f & 0x80)) = 0 ] && ok "$n: ZERO_COPY on, USER_COPY off" ||
+		bad "$n: flags $f: want ZERO_COPY on and USER_COPY off"
+	dev=/dev/ublkb$srv_id
+	head -c 64k /dev/urandom > "$work/pat"
+	if timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=200 count=1 oflag=direct status=none; then
+		cmp -s "$work/pat" <(timeout 60 dd if="$dev" bs=64k skip=200 count=1 iflag=direct status=none) &&
+			ok "$n: a WRITE is served (no NEED_GET_DATA round) and reads back" ||
+			bad "$n: the written data does not read back"
+	else
+		bad "$n: a 64 KiB write failed or hung (NEED_GET_DATA?)"; srv_errors
+	fi
+	reader_start $n-uc "$dev" 1024
+	reader_check $n-uc "$rd_pid" "$img" 1024 60
+	probe_ok $n uc-pwrite uc-pread
+	# tag B holds the READ at sector 16384 while tag A's buffer is probed
+	reader_start $n-b "$dev" 2048
+	bpid=$rd_pid
+	if wait_line "$srv_out" '^holding tag' 30; then
+		reader_start $n-a "$dev" 2049
+		reader_check $n-a "$rd_pid" "$img" 2049 60
+	else
+		bad "$n: the read of block 2048 never reached the server"
+	fi
+	reader_check $n-b "$bpid" "$img" 2048 60
+	probe_ok $n register-addr-high register unregister-other-tag unregister-addr-high \
+		buffer-still-registered unregister
+	srv_del $n
+	# positive control: with USER_COPY the same pwrite works
+	n=zc-flags-user-copy
+	srv_start $n -t loop -d 4 -f "$img" --probe-uc 8192 || { bad "$n: start"; finish; }
+	f=$(flags_of)
+	[ $((f & 0x80)) != 0 ] && ok "$n: USER_COPY on ($f)" || bad "$n: flags $f lack USER_COPY"
+	reader_start $n-uc "/dev/ublkb$srv_id" 1024
+	reader_check $n-uc "$rd_pid" "$img" 1024 60
+	probe_ok $n uc-pwrite
+	srv_del $n
+	;;
+review-reissue)
+	# item 4: before the fix the request held by the dead server's buffer
+	# ended with EIO when the ring was freed, even on a REISSUE device
+	n=reissue
+	img=$work/$n.img
+	head -c 16M /dev/urandom > "$img"
+	srv_start $n -t loop -d 4 -f "$img" --recovery-reissue --die-after-register 8192 ||
+		{ bad "$n: start"; finish; }
+	f=$(flags_of)
+	[ $((f & 0x18)) = $((0x18)) ] && ok "$n: USER_RECOVERY|USER_RECOVERY_REISSUE ($f)" ||
+		bad "$n: flags $f lack USER_RECOVERY|USER_RECOVERY_REISSUE"
+	reader_start $n-read "/dev/ublkb$srv_id" 1024
+	rpid=$rd_pid
+	wait_line "$srv_out" '^dying' 60 && ok "$n: $(grep -m1 '^dying' "$srv_out")" ||
+		{ bad "$n: the server never got the read"; cat "$srv_out" "$srv_err"; }
+	probe_ok $n die-register
+	wait_exit "$srv_pid" 60 && ok "$n: the server is dead" ||
+		{ bad "$n: the killed server is still there after 60 s"; stacks "$srv_pid"; }
+	# the read must not have failed while no server was there
+	sleep 2
+	if ! alive "$rpid"; then
+		wait "$rpid"
+		bad "$n: the read ended (exit $?: $(cat "$work/$n-read.err")) before a server recovered the device"
+	else
+		ok "$n: the read waits for a new server"
+	fi
+	srv_out=$work/$n-recover.out
+	srv_err=$work/$n-recover.err
+	"$T" recover "$srv_id" -t loop -f "$img" > "$srv_out" 2> "$srv_err" &
+	srv_pid=$!
+	srv_pids+=("$srv_pid")
+	if wait_line "$srv_out" '^recovered' 90; then
+		ok "$n: $(grep -m1 '^recovering' "$srv_out"); $(grep -m1 '^recovered' "$srv_out")"
+	else
+		bad "$n: recovery did not finish in 90 s"; cat "$srv_out" "$srv_err"; stacks "$srv_pid"
+	fi
+	reader_check $n-read "$rpid" "$img" 1024 60
+	reader_start $n-after "/dev/ublkb$srv_id" 77
+	reader_check $n-after "$rd_pid" "$img" 77 60
+	srv_del $n-recovered
 	;;
 *)
 	bad "unknown case $case_"
