@@ -32,7 +32,9 @@ no_feature() {
 	skip "$*"
 }
 need_program() {
-	command -v "$1" > /dev/null ||
+	local p
+	# (bash's command -v also names a file it cannot run, if nothing else)
+	p=$(command -v "$1") && [ -x "$p" ] ||
 		{ echo "FAIL: no $1 (a dependency: scripts/deps installs it)"; exit 1; }
 }
 

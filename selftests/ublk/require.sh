@@ -3,7 +3,8 @@
 # kernel. Every ublk test script is run (a) with /dev/ublk-control hidden
 # (a private mount namespace with a /dev of a few nodes) and (b) with fio
 # hidden (/dev/null, not executable, bound over it): each must fail (exit
-# 1), not skip (77) -- this kernel has ublk, and fio is a dependency.
+# 1) saying what is missing, not skip (77) -- this kernel has ublk, and fio
+# is a dependency.
 # usage: require.sh TOOL MAINLINE_ZC_SERVER     Exit 0 pass, 1 fail.
 set -u
 T=$(realpath "$1")
@@ -44,10 +45,12 @@ for s in "${scripts[@]}"; do
 		out=$(unshare -m bash -c "${!what} && exec bash $(printf %q "$dir/$s.sh") $(args "$s")" 2>&1 < /dev/null)
 		rc=$?
 		last=$(tail -n 1 <<<"$out")
-		if [ $rc = 1 ] && grep -q FAIL <<<"$out"; then
+		want='FAIL: no /dev/ublk-control'
+		[ $what = no_fio ] && want='FAIL: no fio'
+		if [ $rc = 1 ] && grep -q "$want" <<<"$out"; then
 			ok "$s, $what: exit 1: $last"
 		else
-			bad "$s, $what: exit $rc (want 1, a failure): $out"
+			bad "$s, $what: exit $rc (want 1 and '$want'): $out"
 		fi
 	done
 done
