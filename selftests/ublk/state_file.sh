@@ -23,8 +23,10 @@ a_ok() {
 	alive "$apid" && ok "$1: A's daemon $apid still runs" || bad "$1: A's daemon $apid is gone"
 	live "$aid" && ok "$1: A (ublk $aid) still LIVE" || bad "$1: A (ublk $aid) is not LIVE"
 	head -c 4096 /dev/urandom > "$work/pat"
-	dd if="$work/pat" of="/dev/ublkb$aid" bs=4096 seek=3 count=1 oflag=direct conv=notrunc \
-		status=none 2>/dev/null &&
+	# (a block device: dd would make a regular file of a vanished node)
+	[ -b "/dev/ublkb$aid" ] &&
+		dd if="$work/pat" of="/dev/ublkb$aid" bs=4096 seek=3 count=1 oflag=direct \
+			conv=notrunc status=none 2>/dev/null &&
 		cmp -s "$work/pat" <(dd if="/dev/ublkb$aid" bs=4096 skip=3 count=1 iflag=direct \
 			status=none 2>/dev/null) &&
 		ok "$1: A serves I/O" || bad "$1: A does not serve I/O"
