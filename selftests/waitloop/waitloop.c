@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +31,8 @@
 #include "nops.skel.h"
 #include "copy.skel.h"
 #include "printk.skel.h"
+#include "review.skel.h"
+#include "kfunc_filter.skel.h"
 
 #define LOOP_FLAGS IOURING_BPF_RING_FLAGS
 
@@ -968,6 +972,472 @@ out:
 	return status;
 }
 
+/* ---- reproducers for the loop defects of issue 12 */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct review *review_load(struct iouring_bpf_ring *r)
+{
+	struct review *skel = review__open();
+
+	if (!CHECK(skel, "review__open: %s", strerror(errno)))
+		return NULL;
+	skel->rodata->iou_geom = r->geom;
+	skel->struct_ops.spin_ops->ring_fd = r->fd;
+	skel->struct_ops.far_ops->ring_fd = r->fd;
+	skel->struct_ops.echo_ops->ring_fd = r->fd;
+	skel->struct_ops.first_ops->ring_fd = r->fd;
+	skel->struct_ops.second_ops->ring_fd = r->fd;
+	skel->struct_ops.flood_ops->ring_fd = r->fd;
+	skel->struct_ops.overdue_ops->ring_fd = r->fd;
+	return skel;
+}
+
+struct lock_probe {
+	struct bpf_link *link;
+	int ring_fd;
+	double register_s, detach_s;
+	int register_ret, detach_ret;
+};
+
+/* Wants the ring's lock twice while the loop spins: register, then detach. */
+static void *want_lock(void *arg)
+{
+	struct lock_probe *p = arg;
+	struct io_uring_probe *probe = calloc(1, sizeof(*probe) + 256 * sizeof(probe->ops[0]));
+	double t;
+
+	usleep(300 * 1000);
+	t = now_s();
+	p->register_ret = syscall(__NR_io_uring_register, p->ring_fd, IORING_REGISTER_PROBE,
+				  probe, 256) < 0 ? -errno : 0;
+	p->register_s = now_s() - t;
+	t = now_s();
+	p->detach_ret = bpf_link__destroy(p->link);
+	p->detach_s = now_s() - t;
+	free(probe);
+	return NULL;
+}
+
+/*
+ * A program that never waits must not keep the ring's lock: another thread's
+ * io_uring_register() and the detach get it between steps, and the loop
+ * then ends with EFAULT.
+ */
+static int test_never_waits(void)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct lock_probe p = { 0 };
+	pthread_t t;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = review_load(&r);
+	if (!skel || !CHECK_OK(review__load(skel), "load"))
+		goto out;
+	p.link = bpf_map__attach_struct_ops(skel->maps.spin_ops);
+	if (!CHECK(p.link, "attach: %s", strerror(errno)))
+		goto out;
+	p.ring_fd = r.fd;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, want_lock, &p);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	pthread_join(t, NULL);
+	if (!CHECK(ret == -EFAULT, "enter returned %d, want -EFAULT (detached)", ret) ||
+	    !CHECK(p.detach_ret == 0, "bpf_link__destroy: %d", p.detach_ret) ||
+	    !CHECK(p.register_s < 5 && p.detach_s < 5,
+		   "io_uring_register waited %.1f s, detach %.1f s for the ring's lock",
+		   p.register_s, p.detach_s) ||
+	    !CHECK(skel->bss->spin_steps > 1, "program ran %llu steps",
+		   (unsigned long long)skel->bss->spin_steps))
+		goto out;
+	printf("never-waiting program: register got the lock after %.3f s (ret %d), detach after %.3f s, %llu steps\n",
+	       p.register_s, p.register_ret, p.detach_s,
+	       (unsigned long long)skel->bss->spin_steps);
+	status = KSFT_PASS;
+out:
+	review__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+struct pipe_writer {
+	int fd;
+	int delay_ms;
+};
+
+static void *write_later(void *arg)
+{
+	struct pipe_writer *w = arg;
+
+	usleep(w->delay_ms * 1000);
+	(void)!write(w->fd, "12345678", 8);
+	return NULL;
+}
+
+/*
+ * Timeouts too far away to express in ktime_t (relative ~0, absolute ~0 or
+ * 2^63) mean "no timeout": the wait ends with the CQE, not at once.
+ */
+static int run_far_timeout(__u32 mode, const char *what)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct pipe_writer w = { .delay_ms = 200 };
+	static char buf[8];
+	int fds[2] = { -1, -1 }, ret, status = KSFT_FAIL;
+	pthread_t t;
+	double waited;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	if (!CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno)))
+		goto out;
+	skel = review_load(&r);
+	if (!skel)
+		goto out;
+	skel->rodata->far_mode = mode;
+	skel->rodata->far_fd = fds[0];
+	skel->rodata->far_buf = (uintptr_t)buf;
+	if (!CHECK_OK(review__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.far_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	w.fd = fds[1];
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, write_later, &w);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	pthread_join(t, NULL);
+	struct review__bss *b = skel->bss;
+
+	waited = (b->far_end_ns - b->far_start_ns) / 1e9;
+	if (!CHECK(ret == 0 && b->exit_error == 0, "%s: enter %d, program error %d", what, ret,
+		   b->exit_error) ||
+	    !CHECK(!b->far_timed_out, "%s: the wait timed out after %.3f s", what, waited) ||
+	    !CHECK(b->far_res_seen && b->far_res == 8, "%s: read CQE %s, res %d", what,
+		   b->far_res_seen ? "seen" : "missing", b->far_res) ||
+	    !CHECK(waited >= 0.15, "%s: the wait ended after %.3f s, before the data came", what,
+		   waited))
+		goto out;
+	printf("%s: no timeout, the wait ended with the read's CQE after %.3f s\n", what, waited);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	review__destroy(skel);
+	if (fds[0] >= 0) {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+static int test_far_timeout(void)
+{
+	if (run_far_timeout(0, "relative timeout_ns ~0") != KSFT_PASS ||
+	    run_far_timeout(1, "absolute timeout_ns ~0") != KSFT_PASS ||
+	    run_far_timeout(2, "absolute timeout_ns 2^63") != KSFT_PASS)
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+/* IOU_LOOP_WAIT_TIMED_OUT is output only: handed back as input, -EINVAL. */
+static int test_output_flag_refused(void)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = review_load(&r);
+	if (!skel || !CHECK_OK(review__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.echo_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == -EINVAL, "enter returned %d, want -EINVAL for the output flag as input",
+		   ret) ||
+	    !CHECK(skel->bss->echo_steps == 1, "program ran %u steps, want 1",
+		   skel->bss->echo_steps))
+		goto out;
+	printf("IOU_LOOP_WAIT_TIMED_OUT as an input flag: -EINVAL\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	review__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+struct swapper {
+	struct review *skel;
+	struct bpf_link *first, *second;
+	int destroy_ret;
+	int rt;
+};
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/*
+ * On the looping thread's CPU and at real-time priority, so the woken loop
+ * cannot run between the detach and the new attach.
+ */
+static void *swap_programs(void *arg)
+{
+	struct swapper *s = arg;
+	struct sched_param sp = { .sched_priority = 50 };
+
+	pin_cpu0();
+	s->rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	usleep(300 * 1000);
+	s->destroy_ret = bpf_link__destroy(s->first);
+	s->second = bpf_map__attach_struct_ops(s->skel->maps.second_ops);
+	return NULL;
+}
+
+/*
+ * A program attached while the loop of another one slept must not be run
+ * by that loop (with the other program's state): the loop ends with EFAULT.
+ */
+static int test_reattach_while_sleeping(void)
+{
+	struct iouring_bpf_ring r;
+	struct swapper s = { 0 };
+	pthread_t t;
+	int ret, status = KSFT_FAIL;
+
+	pin_cpu0();
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	s.skel = review_load(&r);
+	if (!s.skel || !CHECK_OK(review__load(s.skel), "load"))
+		goto out;
+	s.first = bpf_map__attach_struct_ops(s.skel->maps.first_ops);
+	if (!CHECK(s.first, "attach: %s", strerror(errno)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, swap_programs, &s);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	pthread_join(t, NULL);
+	if (!CHECK(s.rt, "could not make the swapping thread SCHED_FIFO") ||
+	    !CHECK(s.destroy_ret == 0 && s.second, "detach %d, second attach %s", s.destroy_ret,
+		   s.second ? "ok" : strerror(errno)) ||
+	    !CHECK(ret == -EFAULT, "enter returned %d, want -EFAULT", ret) ||
+	    !CHECK(s.skel->bss->second_steps == 0,
+		   "the loop of the first program ran the second one %llu times",
+		   (unsigned long long)s.skel->bss->second_steps))
+		goto out;
+	/* the second program runs in an enter of its own */
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0 && s.skel->bss->second_steps == 1, "own enter: %d, %llu steps", ret,
+		   (unsigned long long)s.skel->bss->second_steps))
+		goto out;
+	printf("program attached while another's loop slept: that loop returned EFAULT; the new one ran in its own enter\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(s.second);
+	review__destroy(s.skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+/* The ublk kfunc is for io_uring loops only, not for other struct_ops. */
+static int test_kfunc_filter(void)
+{
+	static char log[64 * 1024];
+	struct kfunc_filter *skel = kfunc_filter__open();
+	const char *want = "calling kernel function bpf_ublk_get_io_desc is not allowed";
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK(skel, "open: %s", strerror(errno)))
+		return KSFT_FAIL;
+	log[0] = 0;
+	bpf_program__set_log_buf(skel->progs.not_a_loop, log, sizeof(log));
+	ret = kfunc_filter__load(skel);
+	if (!CHECK(ret < 0, "a bpf_dummy_ops program calling bpf_ublk_get_io_desc loaded") ||
+	    !CHECK(strstr(log, want), "verifier log lacks \"%s\"; log:\n%s", want, log))
+		goto out;
+	printf("bpf_dummy_ops program refused: \"%s\"\n", want);
+	status = KSFT_PASS;
+out:
+	kfunc_filter__destroy(skel);
+	return status;
+}
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * failslab, limited to tasks that ask for it: GFP_ATOMIC allocations of the
+ * calling thread fail while `on`, the allocation of an overflow CQE among
+ * them.
+ */
+static int failslab_set(bool on)
+{
+	static const char dir[] = "/sys/kernel/debug/failslab";
+	static const struct {
+		const char *file, *on, *off;
+	} knobs[] = {
+		{ "task-filter", "Y", "N" },
+		{ "ignore-gfp-wait", "Y", "Y" },
+		{ "interval", "1", "1" },
+		{ "times", "-1", "0" },
+		{ "verbose", "0", "0" },
+		{ "probability", "100", "0" },
+	};
+	char path[128];
+	size_t i;
+	int ret;
+
+	if (access(dir, F_OK) && mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
+	    errno != EBUSY) {
+		fprintf(stderr, "mount debugfs: %s\n", strerror(errno));
+		return -errno;
+	}
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, knobs[i].file);
+		ret = write_str(path, on ? knobs[i].on : knobs[i].off);
+		if (ret) {
+			fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+			return ret;
+		}
+	}
+	return write_str("/proc/thread-self/make-it-fail", on ? "1" : "0");
+}
+
+/*
+ * A CQE lost because its overflow entry could not be allocated: the loop
+ * must report it once (-EBADR, as GETEVENTS does), not spin for good with
+ * the lost-CQE bit set.
+ */
+static int test_cq_dropped(void)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+	unsigned int dropped;
+
+	/* 4 SQEs, 4 CQEs: half of 8 NOPs need overflow entries */
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 4, 4, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = review_load(&r);
+	if (!skel || !CHECK_OK(review__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.flood_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	if (!CHECK_OK(failslab_set(true), "failslab on (CONFIG_FAILSLAB, debugfs)"))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	failslab_set(false);
+	dropped = *cq_word(&r, r.params.cq_off.overflow);
+	if (!CHECK(skel->bss->flood_submitted == 8, "submitted %u NOPs",
+		   skel->bss->flood_submitted) ||
+	    !CHECK(dropped > 0, "no CQE was dropped: the overflow allocation did not fail") ||
+	    !CHECK(ret == -EBADR, "enter returned %d, want -EBADR (%u CQEs dropped)", ret, dropped))
+		goto out;
+	/* reported once: the next enter runs the program normally */
+	skel->bss->flood_phase = 1;
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0, "enter after -EBADR: %d", ret) ||
+	    !CHECK(skel->bss->flood_reaped + dropped == 8, "reaped %u + dropped %u of 8",
+		   skel->bss->flood_reaped, dropped))
+		goto out;
+	printf("%u of 8 CQEs dropped: enter returned -EBADR once, then %u CQEs reaped normally\n",
+	       dropped, skel->bss->flood_reaped);
+	status = KSFT_PASS;
+out:
+	failslab_set(false);
+	bpf_link__destroy(link);
+	review__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+/*
+ * A deadline that passes while the loop never gets to sleep (a full CQ with
+ * overflow pending returns to the program every round) must still end the
+ * wait with IOU_LOOP_WAIT_TIMED_OUT.
+ */
+static int test_timeout_overdue(void)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+	double after;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 4, 4, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = review_load(&r);
+	if (!skel || !CHECK_OK(review__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.overdue_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	struct review__bss *b = skel->bss;
+
+	after = (b->overdue_seen_ns - b->overdue_start_ns) / 1e9;
+	if (!CHECK(ret == 0 && b->exit_error == 0, "enter %d, program error %d", ret,
+		   b->exit_error) ||
+	    !CHECK(b->overdue_submitted == 8, "submitted %u NOPs", b->overdue_submitted) ||
+	    !CHECK(b->overdue_timed_out, "no IOU_LOOP_WAIT_TIMED_OUT %.3f s after a 0.05 s deadline (%llu steps)",
+		   after, (unsigned long long)b->overdue_steps) ||
+	    !CHECK(after >= 0.05, "timed out after %.3f s, before the deadline", after))
+		goto out;
+	printf("deadline honoured with overflow pending: timed out after %.3f s, %llu steps\n", after,
+	       (unsigned long long)b->overdue_steps);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	review__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -993,6 +1463,13 @@ static const struct {
 	{ "verifier-region-nonconst-size", test_verifier_region_nonconst },
 	{ "mainline-only", test_mainline_only },
 	{ "printk", test_printk },
+	{ "never-waits-lock", test_never_waits },
+	{ "timeout-far", test_far_timeout },
+	{ "timeout-output-flag", test_output_flag_refused },
+	{ "reattach-while-sleeping", test_reattach_while_sleeping },
+	{ "kfunc-filter", test_kfunc_filter },
+	{ "cq-dropped", test_cq_dropped },
+	{ "timeout-overdue", test_timeout_overdue },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
