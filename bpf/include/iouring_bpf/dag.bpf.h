@@ -10,6 +10,11 @@
  *
  * Every loop over nodes or edges lives in a global function with an
  * open-coded iterator, so the verifier checks each once, whatever the size.
+ *
+ * Runs are independent: SQEs carry IOU_DAG_UD(generation, node), so CQEs
+ * of an earlier run are ignored; a run that stops with an error consumes
+ * the CQEs it saw; a new run first cancels what a failed run left in
+ * flight and waits for it to end before it starts any node.
  */
 #ifndef IOURING_BPF_DAG_BPF_H
 #define IOURING_BPF_DAG_BPF_H
@@ -43,6 +48,67 @@ __u32 iou_dag_ready_head, iou_dag_ready_tail;
 __u32 iou_dag_cancel[IOU_DAG_MAX_NODES];	/* FIFO of nodes to cancel */
 __u32 iou_dag_cancel_head, iou_dag_cancel_tail;
 __u32 iou_dag_inflight, iou_dag_seen_generation;
+/* requests of earlier runs still in flight; those not yet sent a cancel */
+__u32 iou_dag_stale, iou_dag_stale_cursor;
+__u32 iou_dag_stale_gen[IOU_DAG_MAX_NODES];
+__u8 iou_dag_stale_cancel[IOU_DAG_MAX_NODES];
+
+/* What the last run left in flight becomes stale: cancelled, then awaited. */
+__noinline int iou_dag_forget_inflight(void)
+{
+	__u32 i;
+
+	bpf_for(i, 0, IOU_DAG_MAX_NODES) {
+		__u32 k = i & IOU_DAG_NODE_MASK;
+
+		if (iou_dag_state[k] == IOU_DAG_INFLIGHT) {
+			iou_dag_stale_gen[k] = iou_dag_seen_generation;
+			iou_dag_stale_cancel[k] = 1;
+			iou_dag_stale++;
+		}
+		iou_dag_state[k] = IOU_DAG_WAITING;
+	}
+	iou_dag_stale_cursor = 0;
+	return 0;
+}
+
+/* The next cancel of a stale request into sqe: 1, or 0 if none is left. */
+__noinline int iou_dag_cancel_stale(struct io_uring_sqe *sqe)
+{
+	__u32 i;
+
+	if (!sqe)
+		return 0;
+	bpf_for(i, 0, IOU_DAG_MAX_NODES) {
+		__u32 k = iou_dag_stale_cursor & IOU_DAG_NODE_MASK;
+
+		if (iou_dag_stale_cursor >= IOU_DAG_MAX_NODES)
+			return 0;
+		iou_dag_stale_cursor++;
+		if (!iou_dag_stale_cancel[k])
+			continue;
+		iou_dag_stale_cancel[k] = 0;
+		iou_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1,
+			    IOU_DAG_UD(iou_dag_stale_gen[k], k), 0, 0, IOU_DAG_UD_INTERNAL);
+		return 1;
+	}
+	return 0;
+}
+
+/* An SQE the kernel did not take: its node is not in flight after all. */
+__noinline int iou_dag_unsubmitted(struct io_uring_sqe *sqe)
+{
+	__u32 k;
+
+	if (!sqe || (sqe->user_data & IOU_DAG_UD_INTERNAL))
+		return 0;
+	k = sqe->user_data & IOU_DAG_NODE_MASK;
+	if (iou_dag_state[k] == IOU_DAG_INFLIGHT) {
+		iou_dag_state[k] = IOU_DAG_QUEUED;
+		iou_dag_inflight--;
+	}
+	return 0;
+}
 
 /* A node ended with res: record it, then resolve its out-edges. */
 __noinline int iou_dag_finish(__u32 idx, int res)
@@ -102,6 +168,7 @@ __noinline int iou_dag_reset(void)
 {
 	__u32 i;
 
+	iou_dag_forget_inflight();
 	iou_dag_ready_head = iou_dag_ready_tail = 0;
 	iou_dag_cancel_head = iou_dag_cancel_tail = 0;
 	iou_dag_inflight = iou_dag_peak_inflight = iou_dag_nr_done = 0;
@@ -124,12 +191,19 @@ __noinline int iou_dag_reset(void)
 	return 0;
 }
 
-/* A CQE for node user_data. 0 or -errno. */
+/* A CQE: 0 or -errno. Own cancels' and earlier runs' CQEs are ignored. */
 __noinline int iou_dag_complete(__u64 user_data, int res)
 {
-	__u32 k = user_data & IOU_DAG_NODE_MASK;
+	__u32 node = user_data & IOU_DAG_UD_NODE_MASK, k = node & IOU_DAG_NODE_MASK;
 
-	if (user_data >= iou_dag_nr_nodes || iou_dag_state[k] != IOU_DAG_INFLIGHT)
+	if (user_data & IOU_DAG_UD_INTERNAL)
+		return 0;
+	if ((__u32)(user_data >> 32) != iou_dag_seen_generation) {
+		if (iou_dag_stale)
+			iou_dag_stale--;
+		return 0;
+	}
+	if (node >= iou_dag_nr_nodes || iou_dag_state[k] != IOU_DAG_INFLIGHT)
 		return -ENOENT;
 	iou_dag_inflight--;
 	iou_dag_finish(k, res);
@@ -149,7 +223,8 @@ __noinline int iou_dag_start_one(struct io_uring_sqe *sqe)
 	iou_dag_ready_head++;
 	node = &iou_dag_nodes[k];
 
-	iou_prep_rw(sqe, node->opcode, node->fd, node->addr, node->len, node->off, k);
+	iou_prep_rw(sqe, node->opcode, node->fd, node->addr, node->len, node->off,
+		    IOU_DAG_UD(iou_dag_seen_generation, k));
 	sqe->rw_flags = node->op_flags;
 	iou_dag_state[k] = IOU_DAG_INFLIGHT;
 	if (++iou_dag_inflight > iou_dag_peak_inflight)
@@ -181,10 +256,32 @@ static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
 		struct io_uring_cqe *cqe = iou_cqe_at(&r, head + i);
 
 		ret = iou_dag_complete(cqe->user_data, cqe->res);
-		if (ret)
+		if (ret) {
+			iou_cq_advance(&r, i + 1);	/* seen: not again */
 			goto fail;
+		}
 	}
 	iou_cq_advance(&r, ready);
+	/* requests of an earlier run still in flight: cancel, wait for them */
+	if (iou_dag_stale) {
+		bpf_for(i, 0, iou_geom.sq_entries) {
+			int c = iou_dag_cancel_stale(iou_sqe_at(&r, n));
+
+			barrier_var(c);
+			if (c <= 0)
+				break;
+			n += c;
+		}
+		if (n) {
+			ret = bpf_io_uring_submit_sqes(ring, n);
+			if (ret != (int)n) {
+				ret = ret < 0 ? ret : -EAGAIN;
+				goto fail;
+			}
+		}
+		iou_wait_cqes(&r, lp, 1);
+		return IOU_LOOP_CONTINUE;
+	}
 	if (iou_dag_nr_done >= iou_dag_nr_nodes) {
 		iou_exit_status = 0;
 		return IOU_LOOP_STOP;
@@ -206,6 +303,9 @@ static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
 	if (n) {
 		ret = bpf_io_uring_submit_sqes(ring, n);
 		if (ret != (int)n) {
+			/* the nodes of SQEs not taken are not in flight */
+			bpf_for(i, ret < 0 ? 0 : ret, n)
+				iou_dag_unsubmitted(iou_sqe_at(&r, i));
 			ret = ret < 0 ? ret : -EAGAIN;
 			goto fail;
 		}

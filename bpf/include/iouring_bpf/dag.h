@@ -46,6 +46,15 @@ struct iou_dag_edge {
 	__u32 cond;		/* enum iou_dag_cond */
 };
 
+/*
+ * A node's SQE user_data: the run (iou_dag_generation) and the node; a CQE
+ * of an earlier run is recognised and ignored. INTERNAL marks the engine's
+ * own requests (cancels of what an earlier, failed run left in flight).
+ */
+#define IOU_DAG_UD(gen, node)	(((__u64)(__u32)(gen) << 32) | (__u32)(node))
+#define IOU_DAG_UD_NODE_MASK	0xffffULL
+#define IOU_DAG_UD_INTERNAL	(1ULL << 16)
+
 /* iou_exit_status: 0 done, IOU_DAG_RUNNING, or -errno */
 #define IOU_DAG_RUNNING 1
 /* iou_dag_res[] of a node that never ran because a parent did not allow it */

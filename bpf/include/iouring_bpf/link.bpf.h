@@ -15,6 +15,15 @@
  * - DRAIN starts a request only when every earlier one has ended, and
  *   nothing after it starts before it.
  * Sizes: IOU_LINK_MAX_REQS requests per run.
+ *
+ * Runs are independent: an SQE's user_data is IOU_LINK_UD(run generation,
+ * index) (a cancel, timeout or poll removal naming a request of the table
+ * by its user_data is sent that request's), so a CQE of an earlier run is
+ * recognised and ignored; a run that
+ * stops with an error still consumes the CQEs it saw; and a new run first
+ * cancels the requests an earlier, failed run left in flight and waits
+ * for them to end (IOU_LINK_UD_INTERNAL marks the cancel requests' own
+ * CQEs) before it starts anything: run it again as often as you like.
  */
 #ifndef IOURING_BPF_LINK_BPF_H
 #define IOURING_BPF_LINK_BPF_H
@@ -37,6 +46,16 @@ int iou_link_status;		/* 0 done, IOU_LINK_RUNNING, or -errno */
 enum { IOU_LREQ_WAITING, IOU_LREQ_INFLIGHT, IOU_LREQ_DONE };
 static __u8 iou_lreq_state[IOU_LINK_MAX_REQS];
 static __u32 iou_link_seen_generation, iou_link_done;
+
+/*
+ * Requests of earlier runs still in flight (their CQEs are awaited before
+ * a new run starts anything), and the user_data of those not yet sent a
+ * cancel. Not static: see iou_link_scan_busy.
+ */
+__u32 iou_link_stale;
+__u64 iou_link_stale_ud[IOU_LINK_MAX_REQS];
+__u8 iou_link_stale_cancel[IOU_LINK_MAX_REQS];	/* 1: cancel not sent yet */
+__u32 iou_link_stale_cursor;
 
 /*
  * Follow-ups of completions, in completion order: start the next request
@@ -83,13 +102,20 @@ static __always_inline void iou_link_log_cqe(__u64 user_data, int res)
 	}
 }
 
-/* Start of a new run: forget the previous one. */
+/* Start of a new run: forget the previous one, but not what it left in flight. */
 __noinline int iou_link_reset(void)
 {
 	__u32 i;
 
-	for (i = 0; i < IOU_LINK_MAX_REQS; i++)
+	for (i = 0; i < IOU_LINK_MAX_REQS; i++) {
+		if (iou_lreq_state[i] == IOU_LREQ_INFLIGHT) {
+			iou_link_stale_ud[i] = IOU_LINK_UD(iou_link_seen_generation, i);
+			iou_link_stale_cancel[i] = 1;
+			iou_link_stale++;
+		}
 		iou_lreq_state[i] = IOU_LREQ_WAITING;
+	}
+	iou_link_stale_cursor = 0;
 	iou_link_nr_log = 0;
 	iou_link_done = 0;
 	iou_link_fu_head = iou_link_fu_tail = 0;
@@ -98,22 +124,27 @@ __noinline int iou_link_reset(void)
 	return iou_link_nr_reqs <= IOU_LINK_MAX_REQS ? 0 : -E2BIG;
 }
 
-/* A completion for user_data: apply the rules. 0 or -errno. */
+/*
+ * A completion for user_data: apply the rules. 0 or -errno. CQEs of the
+ * engine's own cancel requests and of earlier runs are ignored.
+ */
 __noinline int iou_link_complete(__u64 user_data, int res)
 {
-	__u32 i, idx = IOU_LINK_MAX_REQS;
+	__u32 idx = user_data & IOU_LINK_UD_IDX_MASK;
 	struct iou_link_req *req;
 	bool failed;
 
-	for (i = 0; i < IOU_LINK_MAX_REQS && i < iou_link_nr_reqs; i++) {
-		if (iou_link_reqs[i].user_data == user_data &&
-		    iou_lreq_state[i] == IOU_LREQ_INFLIGHT) {
-			idx = i;
-			break;
-		}
+	if (user_data & IOU_LINK_UD_INTERNAL)
+		return 0;
+	if ((__u32)(user_data >> 32) != iou_link_seen_generation) {
+		if (iou_link_stale)
+			iou_link_stale--;
+		return 0;
 	}
-	if (idx >= IOU_LINK_MAX_REQS)
+	if (idx >= IOU_LINK_MAX_REQS || idx >= iou_link_nr_reqs ||
+	    iou_lreq_state[idx & IOU_LINK_MASK] != IOU_LREQ_INFLIGHT)
 		return -ENOENT;
+	idx &= IOU_LINK_MASK;
 	req = &iou_link_reqs[idx];
 	iou_lreq_state[idx] = IOU_LREQ_DONE;
 	iou_link_done++;
@@ -237,15 +268,34 @@ __noinline int iou_link_try_start(struct io_uring_sqe *sqe, __u32 i)
 	return iou_link_prep(sqe, i);
 }
 
+/*
+ * Requests that name another by user_data (cancel, timeout and poll
+ * removal) name it by the user_data the table gives it: translate that to
+ * the SQE user_data it runs under in this run. Others pass through.
+ */
+__noinline __u64 iou_link_target_ud(__u64 user_data)
+{
+	__u32 j;
+
+	for (j = 0; j < IOU_LINK_MAX_REQS && j < iou_link_nr_reqs; j++)
+		if (iou_link_reqs[j].user_data == user_data)
+			return IOU_LINK_UD(iou_link_seen_generation, j);
+	return user_data;
+}
+
 /* Write request i's SQE and mark it in flight. 1, or -1 without an SQE. */
 __noinline int iou_link_prep(struct io_uring_sqe *sqe, __u32 i)
 {
 	struct iou_link_req *req = &iou_link_reqs[i & IOU_LINK_MASK];
+	__u64 addr = req->addr;
 
 	if (!sqe)
 		return -1;
-	iou_prep_rw(sqe, req->opcode, req->fd, req->addr, req->len, req->off,
-		    req->user_data);
+	if (req->opcode == IORING_OP_ASYNC_CANCEL || req->opcode == IORING_OP_TIMEOUT_REMOVE ||
+	    req->opcode == IORING_OP_POLL_REMOVE)
+		addr = iou_link_target_ud(addr);
+	iou_prep_rw(sqe, req->opcode, req->fd, addr, req->len, req->off,
+		    IOU_LINK_UD(iou_link_seen_generation, i & IOU_LINK_MASK));
 	sqe->rw_flags = req->op_flags;
 	iou_lreq_state[i & IOU_LINK_MASK] = IOU_LREQ_INFLIGHT;
 	if (req->flags & IOU_LINK_DRAIN)
@@ -253,7 +303,11 @@ __noinline int iou_link_prep(struct io_uring_sqe *sqe, __u32 i)
 	return 1;
 }
 
-/* Feed every ready CQE to the rules. 0 or -errno. */
+/*
+ * Feed up to IOU_LINK_MAX_REQS ready CQEs to the rules and mark exactly
+ * those consumed (a CQE that fails the run too: it was seen). More ready
+ * CQEs wait for the next call. 0 or -errno.
+ */
 static __always_inline int iou_link_reap(struct iou_ring *r)
 {
 	__u32 head = iou_cq_head(r), ready = iou_cq_tail(r) - head, i;
@@ -263,11 +317,66 @@ static __always_inline int iou_link_reap(struct iou_ring *r)
 		struct io_uring_cqe *cqe = iou_cqe_at(r, head + i);
 
 		ret = iou_link_complete(cqe->user_data, cqe->res);
-		if (ret)
+		if (ret) {
+			iou_cq_advance(r, i + 1);
 			return ret;
+		}
 	}
-	iou_cq_advance(r, ready);
+	iou_cq_advance(r, i);
 	return 0;
+}
+
+/*
+ * SQEs [from, n) of a submission the kernel did not take: their requests
+ * are not in flight (nothing of theirs will complete).
+ */
+__noinline int iou_link_unsubmitted(struct io_uring_sqe *sqe)
+{
+	__u32 idx;
+
+	if (!sqe || (sqe->user_data & IOU_LINK_UD_INTERNAL))
+		return 0;
+	idx = sqe->user_data & IOU_LINK_MASK;
+	if (iou_lreq_state[idx] == IOU_LREQ_INFLIGHT)
+		iou_lreq_state[idx] = IOU_LREQ_WAITING;
+	return 0;
+}
+
+/* The next cancel of a stale request into sqe: 1, or 0 if none is left. */
+__noinline int iou_link_cancel_stale(struct io_uring_sqe *sqe)
+{
+	__u32 k;
+
+	if (!sqe)
+		return 0;
+	for (k = 0; k < IOU_LINK_MAX_REQS; k++) {
+		__u32 i = iou_link_stale_cursor & IOU_LINK_MASK;
+
+		barrier_var(i);		/* keep the masked index (see cancel_from) */
+		if (iou_link_stale_cursor >= IOU_LINK_MAX_REQS)
+			return 0;
+		iou_link_stale_cursor++;
+		if (!iou_link_stale_cancel[i])
+			continue;
+		iou_link_stale_cancel[i] = 0;
+		iou_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, iou_link_stale_ud[i], 0, 0,
+			    IOU_LINK_UD_INTERNAL);
+		return 1;
+	}
+	return 0;
+}
+
+/* Submit n SQEs; on a short count, take back the requests not submitted. */
+static __always_inline int iou_link_submit(struct iou_ring *r, __u32 n)
+{
+	int ret = bpf_io_uring_submit_sqes(r->ctx, n);
+	__u32 i;
+
+	if (ret == (int)n)
+		return 0;
+	bpf_for(i, ret < 0 ? 0 : ret, n)
+		iou_link_unsubmitted(iou_sqe_at(r, i));
+	return ret < 0 ? ret : -EAGAIN;
 }
 
 /*
@@ -294,6 +403,24 @@ static __always_inline int iou_link_step(struct io_ring_ctx *ring,
 	ret = iou_link_reap(&r);
 	if (ret)
 		goto fail;
+	/* requests of an earlier run still in flight: cancel, wait for them */
+	if (iou_link_stale) {
+		bpf_for(i, 0, iou_geom.sq_entries) {
+			int c = iou_link_cancel_stale(iou_sqe_at(&r, n));
+
+			barrier_var(c);
+			if (c <= 0)
+				break;
+			n += c;
+		}
+		if (n) {
+			ret = iou_link_submit(&r, n);
+			if (ret)
+				goto fail;
+		}
+		iou_wait_cqes(&r, lp, 1);
+		return IOU_LOOP_CONTINUE;
+	}
 	/* follow-ups in completion order, each start submitted on its own */
 	bpf_for(i, 0, IOU_LINK_MAX_REQS) {
 		int idx = iou_link_next_start();
@@ -304,11 +431,9 @@ static __always_inline int iou_link_step(struct io_ring_ctx *ring,
 			ret = -EFAULT;
 			goto fail;
 		}
-		ret = bpf_io_uring_submit_sqes(ring, 1);
-		if (ret != 1) {
-			ret = ret < 0 ? ret : -EAGAIN;
+		ret = iou_link_submit(&r, 1);
+		if (ret)
 			goto fail;
-		}
 		ret = iou_link_reap(&r);
 		if (ret)
 			goto fail;
@@ -329,11 +454,9 @@ static __always_inline int iou_link_step(struct io_ring_ctx *ring,
 		n += ret;
 	}
 	if (n) {
-		ret = bpf_io_uring_submit_sqes(ring, n);
-		if (ret != (int)n) {
-			ret = ret < 0 ? ret : -EAGAIN;
+		ret = iou_link_submit(&r, n);
+		if (ret)
 			goto fail;
-		}
 	}
 	iou_wait_cqes(&r, lp, 1);
 	return IOU_LOOP_CONTINUE;

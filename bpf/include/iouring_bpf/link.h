@@ -33,7 +33,7 @@ struct iou_link_req {
 	__u32 len;
 	__u32 op_flags;		/* rw_flags, timeout_flags, nop_flags, ... */
 	__u64 off;
-	__u64 user_data;	/* also the SQE's user_data: must be unique */
+	__u64 user_data;	/* reported in the log (the SQE carries IOU_LINK_UD()) */
 };
 
 /* One completion the kernel's own links would have posted. */
@@ -45,6 +45,15 @@ struct iou_link_cqe {
 
 /* IORING_TIMEOUT_ETIME_SUCCESS (UAPI macros do not reach vmlinux.h) */
 #define IOU_TIMEOUT_ETIME_SUCCESS (1U << 5)
+
+/*
+ * An SQE's user_data: the run (iou_link_generation) and the request's
+ * index; the log carries the request's own user_data. INTERNAL marks the
+ * engine's own requests (cancels of an earlier run's leftovers).
+ */
+#define IOU_LINK_UD(gen, idx)	(((__u64)(__u32)(gen) << 32) | (__u32)(idx))
+#define IOU_LINK_UD_IDX_MASK	0xffffULL
+#define IOU_LINK_UD_INTERNAL	(1ULL << 16)
 
 /* iou_link_status values besides -errno */
 #define IOU_LINK_RUNNING 1
