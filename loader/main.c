@@ -19,7 +19,7 @@ bool debug_output;
 struct json *jw;
 const char *prog_name = "iouring-bpf";
 
-#define IOURING_BPF_VERSION "0.1"
+#define IOURING_BPF_VERSION LIBURING_BPF_VERSION	/* one version everywhere */
 
 int fail(int err, const char *fmt, ...)
 {

@@ -3,7 +3,24 @@
  * liburing-bpf: user-space side of iouring-bpf: rings set up for a BPF
  * event loop (io_uring_bpf_ops) and running that loop, policy loading, the
  * DAG builder, and ublk device control.
- * All functions return 0 (or a count) on success and -errno on failure.
+ *
+ * Conventions:
+ * - functions returning int return 0 (or a count, or an id) on success and
+ *   -errno on failure;
+ * - the few returning a pointer (iouring_bpf_dag_new(),
+ *   iouring_bpf_policy_global_ptr()) return NULL on failure with errno set;
+ *   iouring_bpf_policy_object() and _link() are accessors (NULL: none),
+ *   the _strerror() functions always return a string;
+ * - destructors pair with constructors by kind: _init() and _exit() for
+ *   structures the caller allocates (ring, ublk queue), _open() and
+ *   _close() for handles on kernel objects (policy, ublk device;
+ *   iouring_bpf_ublk_add() opens too), _new() and _free() for plain memory
+ *   (DAG). All accept an
+ *   object that failed to set up, and NULL where they take a pointer the
+ *   library allocated.
+ * - fields named __reserved or __private are not part of the API: leave
+ *   them alone; they let structures grow without changing their size.
+ * The library version is LIBURING_BPF_VERSION, the newest symbol version.
  */
 #ifndef LIBURING_BPF_H
 #define LIBURING_BPF_H
@@ -18,6 +35,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define LIBURING_BPF_VERSION "0.2"
 
 /*
  * Setup flags that may be missing from older UAPI headers, including the
@@ -50,8 +69,12 @@ struct iouring_bpf_ring {
 	size_t ring_mem_size;
 	struct io_uring_sqe *sqes;
 	size_t sqes_size;
-	/* for the policy's iou_geom global */
+	/*
+	 * For the policy's iou_geom global. geom.size says how much of it is
+	 * filled; it may grow into __reserved, the size of this structure stays.
+	 */
 	struct iouring_bpf_geometry geom;
+	__u64 __reserved[8];
 };
 
 int iouring_bpf_ring_init(struct iouring_bpf_ring *ring, unsigned int entries,
@@ -177,13 +200,15 @@ int iouring_bpf_dag_run(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *
 #define UBLK_U_IO_UNREGISTER_IO_BUF	_IOWR('u', 0x24, struct ublksrv_io_cmd)
 #endif
 
-/* A ublk device as seen from user space. Fields after `info` are private. */
+/*
+ * A ublk device as seen from user space: read ctrl_fd, char_fd and info;
+ * __private is the library's (its control ring), opaque and of fixed size.
+ */
 struct iouring_bpf_ublk_dev {
 	int ctrl_fd;			/* /dev/ublk-control */
 	int char_fd;			/* /dev/ublkcN once opened, else -1 */
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel last reported it */
-	struct iouring_bpf_ring ctrl_ring;	/* SQE128 ring for control commands */
-	__u64 ctrl_seq;
+	__u64 __private[64];
 };
 
 int iouring_bpf_ublk_get_features(__u64 *features);

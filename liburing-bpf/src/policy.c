@@ -290,6 +290,7 @@ void *iouring_bpf_policy_global_ptr(const struct iouring_bpf_policy *p, const ch
 				    size_t *size)
 {
 	struct global_info g;
+	void *data;
 
 	if (!p || !p->obj || !name || find_global(p, name, &g)) {
 		errno = ENOENT;
@@ -301,7 +302,10 @@ void *iouring_bpf_policy_global_ptr(const struct iouring_bpf_policy *p, const ch
 	}
 	if (size)
 		*size = g.pub.size;
-	return global_data(&g);
+	data = global_data(&g);
+	if (!data)
+		errno = ENODATA;
+	return data;
 }
 
 /* An integer from text: decimal, 0x hex, 0 octal; true/false for 1-byte. */
@@ -374,16 +378,34 @@ int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *p,
 	const struct btf *btf;
 	const struct btf_type *t;
 	const struct btf_member *m;
+	struct global_info geom;
 	size_t size;
 	char *data;
 	int ret;
 
 	if (!p || !p->ops || !ring)
 		return -EINVAL;
-	/* iou_geom is optional: a policy may compute offsets its own way */
-	ret = iouring_bpf_policy_set_global(p, "iou_geom", &ring->geom, sizeof(ring->geom));
-	if (ret && ret != -ENOENT)
-		return ret;
+	/*
+	 * iou_geom is optional: a policy may compute offsets its own way. Its
+	 * layout only grows at the end: a policy built against an older
+	 * header gets the part it has, one built against a newer one (bigger
+	 * than this library fills) is refused.
+	 */
+	ret = find_global(p, "iou_geom", &geom);
+	if (!ret) {
+		if (geom.pub.size < IOURING_BPF_GEOMETRY_SIZE_V1 ||
+		    geom.pub.size > sizeof(ring->geom))
+			return policy_fail(p, -EINVAL,
+					   "global 'iou_geom' is %u bytes, this liburing-bpf fills %u to %zu%s",
+					   geom.pub.size, IOURING_BPF_GEOMETRY_SIZE_V1,
+					   sizeof(ring->geom),
+					   geom.pub.size > sizeof(ring->geom) ?
+					   ": the policy was built against a newer liburing-bpf, rebuild it against this one's headers" :
+					   ": not a struct iouring_bpf_geometry");
+		ret = iouring_bpf_policy_set_global(p, "iou_geom", &ring->geom, geom.pub.size);
+		if (ret)
+			return ret;
+	}
 	p->err[0] = 0;
 
 	/* ring_fd is read when the map is loaded: write it into its value */

@@ -59,6 +59,8 @@ int iouring_bpf_ring_init(struct iouring_bpf_ring *ring, unsigned int entries,
 		.cq_overflow = p->cq_off.overflow,
 		.cq_region_size = cq_size,
 		.sq_region_size = ring->sqes_size,
+		.size = sizeof(struct iouring_bpf_geometry),
+		.version = IOURING_BPF_GEOMETRY_VERSION,
 	};
 	return 0;
 err:

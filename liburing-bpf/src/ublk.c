@@ -30,6 +30,21 @@
 /* how long open_char() waits for udev (or devtmpfs) to create /dev/ublkcN */
 #define CHAR_WAIT_MS		5000
 
+/* What the device handle's __private holds. */
+struct ublk_priv {
+	struct iouring_bpf_ring ctrl_ring;	/* SQE128 ring for control commands */
+	__u64 ctrl_seq;
+};
+
+_Static_assert(sizeof(struct ublk_priv) <= sizeof(((struct iouring_bpf_ublk_dev *)0)->__private),
+	       "struct ublk_priv outgrew iouring_bpf_ublk_dev.__private");
+_Static_assert(_Alignof(struct ublk_priv) <= _Alignof(__u64), "__private is 8-byte aligned");
+
+static struct ublk_priv *priv(struct iouring_bpf_ublk_dev *dev)
+{
+	return (struct ublk_priv *)dev->__private;
+}
+
 /* --- the control ring: one command at a time --- */
 
 static unsigned int *ring_u32(const struct iouring_bpf_ring *r, __u32 off)
@@ -144,7 +159,7 @@ static int ctrl_wait(struct iouring_bpf_ring *r, const struct timespec *deadline
 static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_ctrl_cmd *cmd,
 		    unsigned int timeout_ms, bool interruptible)
 {
-	struct iouring_bpf_ring *r = &dev->ctrl_ring;
+	struct iouring_bpf_ring *r = &priv(dev)->ctrl_ring;
 	struct timespec deadline, *dl = NULL;
 	struct io_uring_sqe *sqe;
 	__u64 seq, ud;
@@ -153,7 +168,7 @@ static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_c
 
 	if (!r->ring_mem || dev->ctrl_fd < 0)
 		return -EBADF;
-	seq = ++dev->ctrl_seq & ~CANCEL_BIT;
+	seq = ++priv(dev)->ctrl_seq & ~CANCEL_BIT;
 	if (timeout_ms) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += timeout_ms / 1000;
@@ -223,7 +238,7 @@ static void dev_reset(struct iouring_bpf_ublk_dev *dev)
 	memset(dev, 0, sizeof(*dev));
 	dev->ctrl_fd = -1;
 	dev->char_fd = -1;
-	dev->ctrl_ring.fd = -1;
+	priv(dev)->ctrl_ring.fd = -1;
 }
 
 /* Open /dev/ublk-control and the control ring; dev is reset first. */
@@ -238,11 +253,11 @@ static int ctrl_open(struct iouring_bpf_ublk_dev *dev)
 		ret = errno == ENXIO ? -ENODEV : -errno;
 		return ret;
 	}
-	ret = iouring_bpf_ring_init(&dev->ctrl_ring, CTRL_ENTRIES, 0, IORING_SETUP_SQE128);
+	ret = iouring_bpf_ring_init(&priv(dev)->ctrl_ring, CTRL_ENTRIES, 0, IORING_SETUP_SQE128);
 	if (ret) {
 		close(dev->ctrl_fd);
 		dev->ctrl_fd = -1;
-		dev->ctrl_ring.fd = -1;
+		priv(dev)->ctrl_ring.fd = -1;
 	}
 	return ret;
 }
@@ -253,12 +268,12 @@ void iouring_bpf_ublk_close(struct iouring_bpf_ublk_dev *dev)
 		return;
 	if (dev->char_fd >= 0)
 		close(dev->char_fd);
-	iouring_bpf_ring_exit(&dev->ctrl_ring);
+	iouring_bpf_ring_exit(&priv(dev)->ctrl_ring);
 	if (dev->ctrl_fd >= 0)
 		close(dev->ctrl_fd);
 	dev->char_fd = -1;
 	dev->ctrl_fd = -1;
-	dev->ctrl_ring.fd = -1;
+	priv(dev)->ctrl_ring.fd = -1;
 }
 
 int iouring_bpf_ublk_get_features(__u64 *features)

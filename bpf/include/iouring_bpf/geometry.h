@@ -4,6 +4,11 @@
  * from io_uring_setup()'s results (liburing-bpf does this) into the
  * policy's read-only global `iou_geom` before load; the verifier then
  * knows every offset and size as a constant, and policies never type one.
+ *
+ * The layout only ever grows at the end: a policy built against an older
+ * header has a smaller iou_geom, and liburing-bpf fills the part it has
+ * (any size from IOURING_BPF_GEOMETRY_SIZE_V1 up to the library's own).
+ * `size` and `version` (from layout 2 on) say what user space filled.
  */
 #ifndef IOURING_BPF_GEOMETRY_H
 #define IOURING_BPF_GEOMETRY_H
@@ -22,6 +27,13 @@ struct iouring_bpf_geometry {
 	__u64 cq_region_size;	/* bytes of IOU_REGION_CQ a policy may touch */
 	__u64 sq_region_size;	/* bytes of IOU_REGION_SQ a policy may touch */
 	__u64 mem_region_size;	/* bytes of IOU_REGION_MEM, 0 if none */
+	/* layout 2 */
+	__u32 size;		/* bytes filled: sizeof(struct iouring_bpf_geometry) */
+	__u32 version;		/* IOURING_BPF_GEOMETRY_VERSION */
 };
+
+#define IOURING_BPF_GEOMETRY_VERSION	2
+/* layout 1 (liburing-bpf 0.1, 0.2): up to mem_region_size, no size/version */
+#define IOURING_BPF_GEOMETRY_SIZE_V1	48
 
 #endif
