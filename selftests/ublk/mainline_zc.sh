@@ -50,7 +50,7 @@ mzc_cleanup() {
 	done
 	for id in "${srv_ids[@]}"; do
 		[ -e "/sys/class/ublk-char/ublkc$id" ] &&
-			timeout 30 "$T" del "$id" > /dev/null 2>&1
+			{ "$T" del "$id" > /dev/null 2>&1 & wait_exit $! 30; }
 	done
 	cd /
 	rm -rf "$work"
@@ -155,11 +155,28 @@ srv_start() {
 	fi
 }
 
+# del_wait SECONDS: DEL_DEV of $srv_id from another process; its output in
+# del_out, its status in drc (124: still waiting after SECONDS; DEL_DEV can
+# wait in D state, where timeout(1) could not end it)
+del_wait() {
+	local dpid
+	"$T" del "$srv_id" > "$work/del.out" 2>&1 &
+	dpid=$!
+	bg_pids+=("$dpid")
+	if wait_exit "$dpid" "$1"; then
+		drc=$rc
+	else
+		drc=124
+		echo "### DEL_DEV caller (pid $dpid):"; stacks "$dpid"
+	fi
+	del_out=$(cat "$work/del.out")
+}
+
 # srv_del NAME: DEL_DEV (bounded) and a clean server exit
 srv_del() {
-	local name=$1 out
-	out=$(timeout 60 "$T" del "$srv_id" 2>&1)
-	local drc=$?
+	local name=$1 out drc
+	del_wait 60
+	out=$del_out
 	if [ $drc = 124 ]; then
 		bad "$name: DEL_DEV still waits after 60 s"
 		stacks "$srv_pid"
@@ -289,8 +306,8 @@ exit_work_gone() {
 # del_bounded NAME: DEL_DEV within 60 s, the device gone, no task in D state
 del_bounded() {
 	local out drc d
-	out=$(timeout 60 "$T" del "$srv_id" 2>&1)
-	drc=$?
+	del_wait 60
+	out=$del_out
 	if [ $drc = 0 ]; then
 		ok "$1: $out"
 	else
@@ -609,12 +626,21 @@ review-zc-flags)
 		bad "$n: flags $f: want ZERO_COPY on and USER_COPY off"
 	dev=/dev/ublkb$srv_id
 	head -c 64k /dev/urandom > "$work/pat"
-	if timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=200 count=1 oflag=direct status=none; then
-		cmp -s "$work/pat" <(timeout 60 dd if="$dev" bs=64k skip=200 count=1 iflag=direct status=none) &&
-			ok "$n: a WRITE is served (no NEED_GET_DATA round) and reads back" ||
-			bad "$n: the written data does not read back"
+	dd if="$work/pat" of="$work/patimg" bs=64k seek=200 conv=notrunc status=none
+	# in the background: a write stuck in D state outlives timeout(1)
+	timeout 300 dd if="$work/pat" of="$dev" bs=64k seek=200 count=1 oflag=direct status=none \
+		2> "$work/$n-write.err" &
+	wpid=$!
+	bg_pids+=("$wpid")
+	if ! wait_exit "$wpid" 60; then
+		bad "$n: a 64 KiB write still waits after 60 s (a NEED_GET_DATA round?)"
+		stacks "$wpid" $(pgrep -P "$wpid"); srv_errors
+	elif [ "$rc" != 0 ]; then
+		bad "$n: a 64 KiB write failed: $(cat "$work/$n-write.err")"; srv_errors
 	else
-		bad "$n: a 64 KiB write failed or hung (NEED_GET_DATA?)"; srv_errors
+		ok "$n: a WRITE is served (no NEED_GET_DATA round)"
+		reader_start $n-write "$dev" 3200
+		reader_check $n-write "$rd_pid" "$work/patimg" 3200 60
 	fi
 	reader_start $n-uc "$dev" 1024
 	reader_check $n-uc "$rd_pid" "$img" 1024 60
