@@ -5,6 +5,8 @@
  * all inside one io_uring_enter(). Short reads are resumed, a short write
  * or any error stops with iou_exit_status set. copy_buf: user memory of
  * copy_slots * copy_block bytes. To copy again, bump copy_generation.
+ * copy_slots is 1..8: liburing-bpf refuses others when set or loaded, and
+ * the program stops at once with -EINVAL if it gets one anyway.
  */
 #include <iouring_bpf/ring.bpf.h>
 
@@ -24,6 +26,9 @@ const volatile int copy_src_fd = -1, copy_dst_fd = -1;
 const volatile __u64 copy_size, copy_buf;	/* copy_buf: slots * block bytes */
 const volatile __u32 copy_block = 65536, copy_slots = 4;
 __u64 copy_next_off, copy_done_bytes, copy_reads, copy_writes;
+/* more slots would alias slots[]; none would wait forever for nothing */
+IOURING_BPF_GLOBAL_RANGE(copy_slots, 1, COPY_MAX_SLOTS);
+IOURING_BPF_GLOBAL_RANGE(copy_block, 1, 1U << 30);
 
 enum {
 	SLOT_IDLE,		/* free: take the next block */
@@ -107,6 +112,9 @@ IOURING_BPF_STEP(copy)
 	__u32 head, ready, i, n = 0;
 	int ret;
 
+	/* a skeleton may set copy_slots without liburing-bpf's range check */
+	if (copy_slots < 1 || copy_slots > COPY_MAX_SLOTS)
+		return copy_fail(-EINVAL);
 	if (copy_seen_generation != copy_generation) {
 		/* a new copy: forget the last one */
 		bpf_for(i, 0, COPY_MAX_SLOTS)

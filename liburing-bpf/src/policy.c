@@ -207,9 +207,14 @@ struct list_arg {
 	unsigned int max, n;
 };
 
+#define RANGE_PREFIX "__iou_range__"	/* IOURING_BPF_GLOBAL_RANGE() records */
+
 static int add_to_list(const struct global_info *g, void *arg)
 {
 	struct list_arg *a = arg;
+
+	if (!strncmp(g->pub.name, RANGE_PREFIX, strlen(RANGE_PREFIX)))
+		return 0;	/* metadata, not a setting */
 
 	if (a->n < a->max)
 		a->out[a->n] = g->pub;
@@ -237,11 +242,59 @@ static void *global_data(const struct global_info *g)
 	return data && g->off + g->pub.size <= map_size ? data + g->off : NULL;
 }
 
+/*
+ * The value (size bytes, little-endian) of integer global g against its
+ * IOURING_BPF_GLOBAL_RANGE() record, if it has one: 0 or -EINVAL.
+ */
+static int check_range(struct iouring_bpf_policy *p, const struct global_info *g,
+		       const void *value)
+{
+	char rname[256];
+	struct global_info r;
+	const __s64 *range;
+	__u64 u = 0;
+	__s64 v;
+
+	if (!(g->pub.flags & IOURING_BPF_GLOBAL_INT) || g->pub.size > 8 ||
+	    snprintf(rname, sizeof(rname), RANGE_PREFIX "%s", g->pub.name) >= (int)sizeof(rname) ||
+	    find_global(p, rname, &r) || r.pub.size != 2 * sizeof(__s64) ||
+	    !(range = global_data(&r)))
+		return 0;
+	memcpy(&u, value, g->pub.size);	/* little-endian: the low bytes */
+	if ((g->pub.flags & IOURING_BPF_GLOBAL_SIGNED) && g->pub.size < 8 &&
+	    (u >> (g->pub.size * 8 - 1)) & 1)
+		u |= ~0ULL << (g->pub.size * 8);	/* sign-extend */
+	v = (__s64)u;
+	if (!(g->pub.flags & IOURING_BPF_GLOBAL_SIGNED) && g->pub.size == 8 && v < 0)
+		return policy_fail(p, -EINVAL, "global '%s' must be %lld..%lld, not %llu",
+				   g->pub.name, (long long)range[0], (long long)range[1],
+				   (unsigned long long)u);
+	if (v < range[0] || v > range[1])
+		return policy_fail(p, -EINVAL, "global '%s' must be %lld..%lld, not %lld",
+				   g->pub.name, (long long)range[0], (long long)range[1],
+				   (long long)v);
+	return 0;
+}
+
+/* Before load: every ranged global's value (default or set) is in range. */
+static int check_range_record(const struct global_info *r, void *arg)
+{
+	struct iouring_bpf_policy *p = arg;
+	struct global_info g;
+	const void *data;
+
+	if (strncmp(r->pub.name, RANGE_PREFIX, strlen(RANGE_PREFIX)) ||
+	    find_global(p, r->pub.name + strlen(RANGE_PREFIX), &g) || !(data = global_data(&g)))
+		return 0;
+	return check_range(p, &g, data);
+}
+
 int iouring_bpf_policy_set_global(struct iouring_bpf_policy *p, const char *name,
 				  const void *value, size_t size)
 {
 	struct global_info g;
 	void *data;
+	int ret;
 
 	if (!p || !p->obj || !name || !value)
 		return -EINVAL;
@@ -263,6 +316,9 @@ int iouring_bpf_policy_set_global(struct iouring_bpf_policy *p, const char *name
 	data = global_data(&g);
 	if (!data)
 		return policy_fail(p, -EINVAL, "global '%s' has no memory to write", name);
+	ret = check_range(p, &g, value);
+	if (ret)
+		return ret;
 	memcpy(data, value, size);
 	return 0;
 }
@@ -431,6 +487,11 @@ int iouring_bpf_policy_load(struct iouring_bpf_policy *p)
 
 	if (!p || !p->obj)
 		return -EINVAL;
+	if (!p->loaded) {
+		ret = for_each_global(p, check_range_record, p);
+		if (ret)
+			return ret;
+	}
 	ret = bpf_object__load(p->obj);
 	if (ret)
 		return policy_fail(p, ret, "loading failed: %s (libbpf prints the verifier log)",

@@ -48,6 +48,17 @@ int iou_exit_status;
 /* Stop the loop with a status. */
 #define iou_stop(status) ({ iou_exit_status = (status); IOU_LOOP_STOP; })
 
+/*
+ * IOURING_BPF_GLOBAL_RANGE(var, min, max): the integer global var takes
+ * values in [min, max] only. liburing-bpf (iouring_bpf_policy_set_global*(),
+ * and iouring_bpf_policy_load() for the value it would load) refuses others
+ * with -EINVAL and a message, so does the loader's --set; the record is a
+ * const global __iou_range__<var> that policy listings leave out.
+ * Skeleton users bypass it: check the value in the program too.
+ */
+#define IOURING_BPF_GLOBAL_RANGE(var, min, max)				\
+	const __s64 __iou_range__##var[2] __attribute__((used)) = { (min), (max) }
+
 /* Timeout extension (not in mainline): does this kernel have it? */
 #define iou_loop_has_timeouts(lp) bpf_core_field_exists((lp)->timeout_ns)
 
