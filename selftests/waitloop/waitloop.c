@@ -885,6 +885,8 @@ out:
 	return status;
 }
 
+static int write_str(const char *path, const char *val);
+
 /* tracefs, mounted if the guest has not done it yet */
 static const char *tracefs(void)
 {
@@ -914,7 +916,14 @@ static int test_printk(void)
 
 	if (!dir || !CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
-	/* start from an empty buffer: only this run's lines count */
+	/*
+	 * Record into the buffer (as a developer would make sure of; an earlier
+	 * user may have stopped it), and start from an empty one: only this
+	 * run's lines count.
+	 */
+	snprintf(path, sizeof(path), "%s/tracing_on", dir);
+	if (!CHECK_OK(write_str(path, "1"), "enable tracing_on"))
+		goto out;
 	snprintf(path, sizeof(path), "%s/trace", dir);
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (!CHECK(fd >= 0, "open %s for writing: %s", path, strerror(errno)))
@@ -959,9 +968,22 @@ static int test_printk(void)
 			 token, step);
 		found += strstr(buf, want) != NULL;
 	}
-	if (!CHECK(found == 3, "%u of 3 bpf_printk lines with token %u in %s; it holds:\n%.2000s",
-		   found, token, path, buf))
+	if (found != 3) {
+		char state[64] = "?";
+		int sfd;
+
+		snprintf(path, sizeof(path), "%s/events/bpf_trace/bpf_trace_printk/enable", dir);
+		sfd = open(path, O_RDONLY);
+		if (sfd >= 0) {
+			ssize_t k = read(sfd, state, sizeof(state) - 1);
+
+			state[k > 0 ? k - 1 : 0] = 0;
+			close(sfd);
+		}
+		CHECK(0, "%u of 3 bpf_printk lines with token %u (bpf_trace_printk event enable: %s); trace holds:\n%.2000s",
+		      found, token, state, buf);
 		goto out;
+	}
 	printf("3 bpf_printk lines from loop_step in %s (token %u)\n", path, token);
 	status = KSFT_PASS;
 out:
