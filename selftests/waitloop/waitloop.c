@@ -1021,6 +1021,18 @@ static struct review *review_load(struct iouring_bpf_ring *r)
 	return skel;
 }
 
+/* Load the review programs and attach the one in struct_ops map @ops. */
+static struct bpf_link *review_attach(struct review *skel, struct bpf_map *ops)
+{
+	struct bpf_link *link;
+
+	if (!CHECK_OK(review__load(skel), "load"))
+		return NULL;
+	link = bpf_map__attach_struct_ops(ops);
+	CHECK(link, "attach %s: %s", bpf_map__name(ops), strerror(errno));
+	return link;
+}
+
 struct lock_probe {
 	struct bpf_link *link;
 	int ring_fd;
@@ -1063,10 +1075,7 @@ static int test_never_waits(void)
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
 	skel = review_load(&r);
-	if (!skel || !CHECK_OK(review__load(skel), "load"))
-		goto out;
-	p.link = bpf_map__attach_struct_ops(skel->maps.spin_ops);
-	if (!CHECK(p.link, "attach: %s", strerror(errno)))
+	if (!skel || !(p.link = review_attach(skel, skel->maps.spin_ops)))
 		goto out;
 	p.ring_fd = r.fd;
 	signal(SIGALRM, on_alarm);
@@ -1132,10 +1141,8 @@ static int run_far_timeout(__u32 mode, const char *what)
 	skel->rodata->far_mode = mode;
 	skel->rodata->far_fd = fds[0];
 	skel->rodata->far_buf = (uintptr_t)buf;
-	if (!CHECK_OK(review__load(skel), "load"))
-		goto out;
-	link = bpf_map__attach_struct_ops(skel->maps.far_ops);
-	if (!CHECK(link, "attach: %s", strerror(errno)))
+	link = review_attach(skel, skel->maps.far_ops);
+	if (!link)
 		goto out;
 	w.fd = fds[1];
 	signal(SIGALRM, on_alarm);
@@ -1188,10 +1195,7 @@ static int test_output_flag_refused(void)
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
 	skel = review_load(&r);
-	if (!skel || !CHECK_OK(review__load(skel), "load"))
-		goto out;
-	link = bpf_map__attach_struct_ops(skel->maps.echo_ops);
-	if (!CHECK(link, "attach: %s", strerror(errno)))
+	if (!skel || !(link = review_attach(skel, skel->maps.echo_ops)))
 		goto out;
 	ret = iouring_bpf_ring_run(&r);
 	if (!CHECK(ret == -EINVAL, "enter returned %d, want -EINVAL for the output flag as input",
@@ -1256,10 +1260,7 @@ static int test_reattach_while_sleeping(void)
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
 	s.skel = review_load(&r);
-	if (!s.skel || !CHECK_OK(review__load(s.skel), "load"))
-		goto out;
-	s.first = bpf_map__attach_struct_ops(s.skel->maps.first_ops);
-	if (!CHECK(s.first, "attach: %s", strerror(errno)))
+	if (!s.skel || !(s.first = review_attach(s.skel, s.skel->maps.first_ops)))
 		goto out;
 	signal(SIGALRM, on_alarm);
 	alarm(60);
@@ -1379,10 +1380,7 @@ static int test_cq_dropped(void)
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 4, 4, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
 	skel = review_load(&r);
-	if (!skel || !CHECK_OK(review__load(skel), "load"))
-		goto out;
-	link = bpf_map__attach_struct_ops(skel->maps.flood_ops);
-	if (!CHECK(link, "attach: %s", strerror(errno)))
+	if (!skel || !(link = review_attach(skel, skel->maps.flood_ops)))
 		goto out;
 	if (!CHECK_OK(failslab_set(true), "failslab on (CONFIG_FAILSLAB, debugfs)"))
 		goto out;
@@ -1431,10 +1429,7 @@ static int test_timeout_overdue(void)
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 4, 4, LOOP_FLAGS), "setup"))
 		return KSFT_FAIL;
 	skel = review_load(&r);
-	if (!skel || !CHECK_OK(review__load(skel), "load"))
-		goto out;
-	link = bpf_map__attach_struct_ops(skel->maps.overdue_ops);
-	if (!CHECK(link, "attach: %s", strerror(errno)))
+	if (!skel || !(link = review_attach(skel, skel->maps.overdue_ops)))
 		goto out;
 	signal(SIGALRM, on_alarm);
 	alarm(60);
