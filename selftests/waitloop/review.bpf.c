@@ -214,3 +214,75 @@ IOURING_BPF_STEP(overdue)
 	return IOU_LOOP_CONTINUE;
 }
 IOURING_BPF_OPS(overdue_ops, overdue);
+
+/*
+ * --- async_workers: NOPs with IOSQE_ASYNC, so io-wq creates its workers
+ * from inside this (sleepable, migrate-disabled) program
+ */
+#define ASYNC_NOPS 4
+__u32 async_submitted, async_reaped;
+__s32 async_bad_res;
+
+IOURING_BPF_STEP(async_workers)
+{
+	struct iou_ring r;
+	__u32 i;
+	int ret;
+
+	if (!iou_ring_open(&r, ring)) {
+		exit_error = -EFAULT;
+		return IOU_LOOP_STOP;
+	}
+	if (!async_submitted) {
+		bpf_for(i, 0, ASYNC_NOPS) {
+			struct io_uring_sqe *sqe = iou_sqe_at(&r, i);
+
+			iou_prep_nop(sqe, i);
+			sqe->flags = 1U << IOSQE_ASYNC_BIT;
+		}
+		ret = bpf_io_uring_submit_sqes(ring, ASYNC_NOPS);
+		if (ret != ASYNC_NOPS) {
+			exit_error = ret < 0 ? ret : -EIO;
+			return IOU_LOOP_STOP;
+		}
+		async_submitted = ret;
+	}
+	bpf_for(i, 0, ASYNC_NOPS) {
+		struct io_uring_cqe *cqe;
+
+		if (!iou_cq_ready(&r))
+			break;
+		cqe = iou_cqe_at(&r, iou_cq_head(&r));
+		if (cqe && cqe->res)
+			async_bad_res = cqe->res;
+		iou_cq_advance(&r, 1);
+		if (++async_reaped >= ASYNC_NOPS)
+			return IOU_LOOP_STOP;
+	}
+	iou_wait_cqes(&r, lp, ASYNC_NOPS - async_reaped);
+	return IOU_LOOP_CONTINUE;
+}
+IOURING_BPF_OPS(async_ops, async_workers);
+
+/*
+ * One line per io_uring worker of process workers_tgid: its tid, its
+ * migrate_disable() count and whether its cpus_ptr is its own cpus_mask
+ * (not the one-CPU mask migrate_disable_switch() installs).
+ */
+#define PF_IO_WORKER_FLAG 0x00000010
+const volatile __s32 workers_tgid;
+
+SEC("iter/task")
+int worker_state(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	__u64 own_mask, cpus_ptr;
+
+	if (!t || t->tgid != workers_tgid || !(t->flags & PF_IO_WORKER_FLAG))
+		return 0;
+	own_mask = (__u64)&t->cpus_mask;
+	cpus_ptr = (__u64)t->cpus_ptr;
+	BPF_SEQ_PRINTF(ctx->meta->seq, "%d %u %d\n", t->pid, t->migration_disabled,
+		       cpus_ptr == own_mask);
+	return 0;
+}

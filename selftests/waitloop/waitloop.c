@@ -1018,6 +1018,8 @@ static struct review *review_load(struct iouring_bpf_ring *r)
 	skel->struct_ops.second_ops->ring_fd = r->fd;
 	skel->struct_ops.flood_ops->ring_fd = r->fd;
 	skel->struct_ops.overdue_ops->ring_fd = r->fd;
+	skel->struct_ops.async_ops->ring_fd = r->fd;
+	skel->rodata->workers_tgid = getpid();
 	return skel;
 }
 
@@ -1455,6 +1457,75 @@ out:
 	return status;
 }
 
+/*
+ * io-wq creates its workers from inside the program (IOSQE_ASYNC NOPs), and
+ * the program runs with migration disabled. A worker must not inherit that:
+ * it never runs the matching migrate_enable(), so the scheduler would later
+ * move a task it believes pinned (a set_task_cpu WARNING, seen in fio runs).
+ */
+static int test_worker_from_program(void)
+{
+	struct iouring_bpf_ring r;
+	struct review *skel = NULL;
+	struct bpf_link *link = NULL, *iter = NULL;
+	int ret, iter_fd = -1, status = KSFT_FAIL, workers = 0, bad = 0;
+	char buf[4096];
+	ssize_t len = 0, n;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 16, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = review_load(&r);
+	if (!skel || !(link = review_attach(skel, skel->maps.async_ops)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	if (!CHECK(ret == 0 && skel->bss->exit_error == 0, "enter %d, program error %d", ret,
+		   skel->bss->exit_error) ||
+	    !CHECK(skel->bss->async_reaped == 4 && skel->bss->async_bad_res == 0,
+		   "reaped %u of 4 async NOPs (a result %d)", skel->bss->async_reaped,
+		   skel->bss->async_bad_res))
+		goto out;
+	/* let the workers go idle: a running one could be inside a program */
+	usleep(100 * 1000);
+	iter = bpf_program__attach_iter(skel->progs.worker_state, NULL);
+	if (!CHECK(iter, "attach the task iterator: %s", strerror(errno)))
+		goto out;
+	iter_fd = bpf_iter_create(bpf_link__fd(iter));
+	if (!CHECK(iter_fd >= 0, "bpf_iter_create: %s", strerror(errno)))
+		goto out;
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(iter_fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		int tid, own_mask;
+		unsigned int disabled;
+
+		if (sscanf(line, "%d %u %d", &tid, &disabled, &own_mask) != 3)
+			continue;
+		workers++;
+		printf("io-wq worker %d: migration_disabled %u, %s CPU mask\n", tid, disabled,
+		       own_mask ? "own" : "a borrowed one-CPU");
+		if (disabled || !own_mask)
+			bad++;
+	}
+	if (!CHECK(workers > 0, "no io-wq worker found: the IOSQE_ASYNC NOPs did not reach io-wq") ||
+	    !CHECK(bad == 0, "%d of %d workers inherited the program's migrate_disable()", bad,
+		   workers))
+		goto out;
+	status = KSFT_PASS;
+out:
+	if (iter_fd >= 0)
+		close(iter_fd);
+	bpf_link__destroy(iter);
+	bpf_link__destroy(link);
+	review__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -1487,6 +1558,7 @@ static const struct {
 	{ "kfunc-filter", test_kfunc_filter },
 	{ "cq-dropped", test_cq_dropped },
 	{ "timeout-overdue", test_timeout_overdue },
+	{ "worker-from-program", test_worker_from_program },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
