@@ -224,6 +224,15 @@ int iouring_bpf_ublk_stop(struct iouring_bpf_ublk_dev *dev);
 int iouring_bpf_ublk_delete(struct iouring_bpf_ublk_dev *dev, unsigned int timeout_ms);
 void iouring_bpf_ublk_close(struct iouring_bpf_ublk_dev *dev);
 
+/*
+ * The chunk a ublk policy declares with IOU_UBLK_CHUNK_BYTES()
+ * (iouring_bpf/ublk.bpf.h), checked for a device whose requests are at
+ * most max_io_bytes: 0 and *chunk_bytes (0 if it declares none), or
+ * -EINVAL and the reason in iouring_bpf_policy_strerror().
+ */
+int iouring_bpf_ublk_policy_chunk(struct iouring_bpf_policy *policy, unsigned int max_io_bytes,
+				  __u32 *chunk_bytes);
+
 /* One queue of an open device: its request descriptors, mapped read-only. */
 struct iouring_bpf_ublk_queue {
 	unsigned int q_id;

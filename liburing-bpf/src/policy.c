@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "liburing-bpf.h"
+#include <iouring_bpf/ublk.h>
 
 struct iouring_bpf_policy {
 	struct bpf_object *obj;
@@ -539,6 +540,60 @@ int iouring_bpf_policy_run(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 			status = 0;
 		*exit_status = status;
 	}
+	return 0;
+}
+
+/*
+ * Which chunk_sectors a device served by this ublk policy may have. The
+ * rules, against what Linux 6.12 itself accepts for a device that is not
+ * zoned (ublk_validate_params() checks chunk_sectors for zoned devices only):
+ *  - a multiple of IOU_UBLK_CHUNK_ALIGN (4096): chunk_sectors counts 512-byte
+ *    sectors, so a chunk of 1000 bytes would silently become 512; and the
+ *    devices have 4 KiB physical blocks, which a chunk boundary must not cut
+ *    (blk_stack_limits() drops such a chunk_sectors for a device stacked on
+ *    top, and requests would end inside a block);
+ *  - at most max_io_bytes, the largest request. Our choice, not the
+ *    kernel's (it cuts requests at a larger chunk's boundaries too): it
+ *    catches a mistyped unit (64 << 20 for 64 << 10) at add time;
+ *  - not necessarily a power of two: only zoned devices need one; for the
+ *    rest the block layer divides when it is not (blk_boundary_sectors_left())
+ *    and stacks chunks by gcd, as md and dm-stripe allow such chunks too.
+ */
+int iouring_bpf_ublk_policy_chunk(struct iouring_bpf_policy *p, unsigned int max_io_bytes,
+				  __u32 *chunk_bytes)
+{
+	const __u32 want = IOURING_BPF_GLOBAL_INT | IOURING_BPF_GLOBAL_RODATA;
+	struct global_info g;
+	const __u32 *data;
+	__u32 chunk;
+
+	if (!p || !p->obj || !chunk_bytes || !max_io_bytes)
+		return -EINVAL;
+	*chunk_bytes = 0;
+	if (find_global(p, IOU_UBLK_CHUNK_GLOBAL, &g))
+		return 0;	/* no declaration: no chunk */
+	if (g.pub.size != sizeof(__u32) ||
+	    (g.pub.flags & (want | IOURING_BPF_GLOBAL_SIGNED | IOURING_BPF_GLOBAL_CONST |
+			    IOURING_BPF_GLOBAL_STATIC)) != want)
+		return policy_fail(p, -EINVAL,
+				   "global '%s' is not a const volatile __u32 in .rodata: declare "
+				   "it with IOU_UBLK_CHUNK_BYTES() (iouring_bpf/ublk.bpf.h)",
+				   IOU_UBLK_CHUNK_GLOBAL);
+	data = global_data(&g);
+	if (!data)
+		return policy_fail(p, -EINVAL, "global '%s' has no value to read",
+				   IOU_UBLK_CHUNK_GLOBAL);
+	memcpy(&chunk, data, sizeof(chunk));
+	if (!chunk)
+		return policy_fail(p, -EINVAL, "IOU_UBLK_CHUNK_BYTES(0): a chunk of 0 bytes (leave "
+				   "the declaration out for a map without chunks)");
+	if (chunk % IOU_UBLK_CHUNK_ALIGN)
+		return policy_fail(p, -EINVAL, "IOU_UBLK_CHUNK_BYTES(%u): the chunk is not a "
+				   "multiple of %u bytes", chunk, IOU_UBLK_CHUNK_ALIGN);
+	if (chunk > max_io_bytes)
+		return policy_fail(p, -EINVAL, "IOU_UBLK_CHUNK_BYTES(%u): the chunk is larger than "
+				   "the device's largest request (%u bytes)", chunk, max_io_bytes);
+	*chunk_bytes = chunk;
 	return 0;
 }
 

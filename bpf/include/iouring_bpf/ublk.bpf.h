@@ -21,6 +21,21 @@
  *		  reads back as zeros (NOUNMAP is not honoured).
  *   others	  -EOPNOTSUPP.
  *
+ * A request may need at most IOU_UBLK_MAX_EXTENTS extents (more: -E2BIG,
+ * and the request fails). Requests are up to 512 KiB (`iouring-bpf ublk
+ * add`), so a map that changes file or offset every N bytes (a stripe)
+ * declares that with
+ *
+ *	IOU_UBLK_CHUNK_BYTES(64 << 10);
+ *
+ * and `ublk add` sets the device's chunk_sectors to N: the block layer then
+ * never sends a read, write or write-zeroes that crosses a multiple of N
+ * (one extent per request), and discards of at most N bytes (two extents
+ * at most). N must be a multiple of 4096 and at most 512 KiB (not
+ * necessarily a power of two), else `ublk add` refuses the policy before
+ * the device exists. The map may use the value: iou_ublk_chunk_bytes.
+ * Without the declaration the device has no chunk_sectors.
+ *
  * Errors reach the block layer as the request's status. The loop stops
  * with iou_exit_status 0 when every tag's command came back aborted (the
  * device was stopped), or with -errno on a broken command stream.
@@ -59,6 +74,15 @@ const volatile struct iouring_bpf_ublk_geometry iou_ublk;
 
 #define IOU_UBLK_MAX_EXTENTS	4
 #define IOU_UBLK_MAX_EMIT	8
+
+/*
+ * IOU_UBLK_CHUNK_BYTES(n): the map changes file or offset only at multiples
+ * of n device bytes (see the top of this file). A const volatile global,
+ * IOU_UBLK_CHUNK_GLOBAL, so user space finds it in .rodata by name and the
+ * verifier knows its value once the policy is loaded.
+ */
+#define IOU_UBLK_CHUNK_BYTES(n)						\
+	const volatile __u32 iou_ublk_chunk_bytes __attribute__((used)) = (n)
 
 struct iou_ublk_extent {
 	__u64 file_off;

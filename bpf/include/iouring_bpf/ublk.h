@@ -4,6 +4,11 @@
  * (iouring-bpf ublk add, or any program using liburing-bpf). One policy
  * instance serves one ublk queue from that queue's io_uring ring.
  *
+ * The daemon, per device: if the policy declares a chunk
+ * (IOU_UBLK_CHUNK_BYTES(), below), sets the basic parameter chunk_sectors
+ * to it and caps max_discard_sectors at one chunk (the block layer cuts
+ * reads, writes and write-zeroes at chunk boundaries, discards not).
+ *
  * The daemon, per queue, before loading the policy:
  *  - sets up the ring with iouring_bpf_ring_init() (DEFER_TASKRUN, SQ_REWIND)
  *    with at least IOU_UBLK_SQES_PER_TAG * depth SQ entries;
@@ -27,6 +32,17 @@
 #define IOU_UBLK_MAX_FILES	4
 #define IOU_UBLK_MAX_DEPTH	128
 #define IOU_UBLK_SQES_PER_TAG	8
+
+/*
+ * A policy whose map changes file or file offset only at multiples of N
+ * bytes of the device says so with IOU_UBLK_CHUNK_BYTES(N) (ublk.bpf.h),
+ * which defines this global (const volatile __u32, .rodata). The daemon
+ * reads it from the object before creating the device
+ * (iouring_bpf_ublk_policy_chunk()) and sets chunk_sectors = N >> 9. N is
+ * a multiple of IOU_UBLK_CHUNK_ALIGN and at most the largest request.
+ */
+#define IOU_UBLK_CHUNK_GLOBAL	"iou_ublk_chunk_bytes"
+#define IOU_UBLK_CHUNK_ALIGN	4096
 
 #define IOU_UBLK_CHAR_INDEX	0
 #define IOU_UBLK_ZERO_INDEX	1
