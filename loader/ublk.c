@@ -95,7 +95,8 @@ static void add_usage(FILE *f)
 		"  loop-user   one --file, served in user space with copies (UBLK_F_NEED_GET_DATA):\n"
 		"              the baseline\n"
 		"  bpf         --policy OBJ.bpf.o, a policy of your own (iouring_bpf/ublk.bpf.h),\n"
-		"              with 0 to 4 --file\n\n"
+		"              with 0 to 4 --file; one that declares IOU_UBLK_CHUNK_BYTES(N)\n"
+		"              gets chunk_sectors N/512 (N: a multiple of 4096, at most 512 KiB)\n\n"
 		"options:\n"
 		"  --file FILE      backing file: a regular file or block device whose size is a\n"
 		"                   non-zero multiple of 512 bytes\n"
@@ -410,9 +411,13 @@ static int find_policy(const char *name, char *out)
 		    tried[0] ? tried : "(no directory)");
 }
 
-/* The object opens and declares iou_ublk (the contract of iouring_bpf/ublk.h). */
-static int check_policy(const char *path)
+/*
+ * The object opens, declares iou_ublk (the contract of iouring_bpf/ublk.h)
+ * and, if it declares a chunk, one the device can have (c->chunk_bytes).
+ */
+static int check_policy(struct ublk_conf *c)
 {
+	const char *path = c->policy;
 	struct iouring_bpf_policy *p = NULL;
 	size_t size = 0;
 	int ret = iouring_bpf_policy_open(path, &p);
@@ -423,6 +428,10 @@ static int check_policy(const char *path)
 		   size != sizeof(struct iouring_bpf_ublk_geometry)) {
 		ret = fail(EINVAL, "%s is not a ublk policy: it has no global 'iou_ublk' (struct "
 				   "iouring_bpf_ublk_geometry; see iouring_bpf/ublk.bpf.h)", path);
+	} else {
+		ret = iouring_bpf_ublk_policy_chunk(p, c->max_io_bytes, &c->chunk_bytes);
+		if (ret)
+			fail(ret, "%s: %s", path, iouring_bpf_policy_strerror(p));
 	}
 	iouring_bpf_policy_close(p);
 	return ret;
@@ -498,7 +507,7 @@ static int validate_add(const struct add_args *a, struct ublk_conf *c)
 			return ret;
 	}
 	if (c->policy[0]) {
-		ret = check_policy(c->policy);
+		ret = check_policy(c);
 		if (ret)
 			return ret;
 	}
@@ -870,11 +879,13 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 	/* the kernel's word, not the state file's: a file is easier to get wrong */
 	pid_t pid = info->ublksrv_pid;
 	bool alive = ublk_pid_alive(pid);
-	__u64 bytes = 0;
+	__u64 bytes = 0, chunk = 0;
 	char flags[256], size[32], path[PATH_MAX];
 
-	if (!iouring_bpf_ublk_get_params(dev, &params) && params.types & UBLK_PARAM_TYPE_BASIC)
+	if (!iouring_bpf_ublk_get_params(dev, &params) && params.types & UBLK_PARAM_TYPE_BASIC) {
 		bytes = params.basic.dev_sectors << 9;
+		chunk = (__u64)params.basic.chunk_sectors << 9;
+	}
 	flags_text(info->flags, flags, sizeof(flags));
 	if (json_output) {
 		json_object_start(jw);
@@ -884,6 +895,9 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 		json_kv_uint(jw, "depth", info->queue_depth);
 		json_kv_uint(jw, "size", bytes);
 		json_kv_uint(jw, "max_io_bytes", info->max_io_buf_bytes);
+		/* the kernel's chunk_sectors (a policy's IOU_UBLK_CHUNK_BYTES()) */
+		json_key(jw, "chunk_bytes");
+		chunk ? json_uint(jw, chunk) : json_null(jw);
 		snprintf(path, sizeof(path), "/dev/ublkb%d", id);
 		json_kv_string(jw, "block", path);
 		snprintf(path, sizeof(path), "/dev/ublkc%d", id);
@@ -929,6 +943,10 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 	       have_st ? ublk_target_name(st->conf.target) : "-", flags);
 	if (have_st && st->conf.policy[0])
 		printf("     policy: %s\n", st->conf.policy);
+	if (chunk) {
+		size_text(chunk, size, sizeof(size));
+		printf("     chunk: %s\n", size);
+	}
 	for (unsigned int i = 0; have_st && i < st->conf.nr_files; i++)
 		printf("     file: %s\n", st->conf.files[i]);
 }

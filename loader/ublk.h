@@ -31,6 +31,7 @@ struct ublk_conf {
 	char policy[PATH_MAX];		/* BPF targets: absolute path of the object */
 	__u64 dev_bytes;
 	unsigned int queues, depth, max_io_bytes;
+	__u32 chunk_bytes;		/* the policy's IOU_UBLK_CHUNK_BYTES(), 0: none */
 	int dev_id;			/* -1: any */
 };
 

@@ -157,6 +157,14 @@ static int set_params(struct ublk_daemon *d)
 {
 	const struct ublksrv_ctrl_dev_info *info = &d->dev.info;
 	__u32 max_sectors = info->max_io_buf_bytes >> 9;
+	__u32 chunk_sectors = d->conf->chunk_bytes >> 9;
+	/*
+	 * Reads, writes and write-zeroes never cross a chunk boundary; discards
+	 * may (6.12 splits and merges them by max_discard_sectors only), so they
+	 * are kept to one chunk's size: two chunks, two extents at most.
+	 */
+	__u32 max_discard = chunk_sectors && chunk_sectors < max_sectors ? chunk_sectors :
+			    max_sectors;
 	struct ublk_params p = {
 		.len = sizeof(p),
 		.types = UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD,
@@ -169,10 +177,12 @@ static int set_params(struct ublk_daemon *d)
 			.io_min_shift = 12,
 			.max_sectors = max_sectors,
 			.dev_sectors = d->conf->dev_bytes >> 9,
+			/* the policy's IOU_UBLK_CHUNK_BYTES(), checked by add */
+			.chunk_sectors = chunk_sectors,
 		},
 		.discard = {
 			.discard_granularity = 4096,
-			.max_discard_sectors = max_sectors,
+			.max_discard_sectors = max_discard,
 			.max_write_zeroes_sectors = max_sectors,
 			.max_discard_segments = 1,
 		},
@@ -416,6 +426,8 @@ int ublk_daemon_run(const struct ublk_conf *conf, int report_fd)
 		       (unsigned long long)c->file_bytes[i]);
 	if (c->policy[0])
 		logmsg("  policy: %s", c->policy);
+	if (c->chunk_bytes)
+		logmsg("  chunk: %u bytes (chunk_sectors %u)", c->chunk_bytes, c->chunk_bytes >> 9);
 
 	ret = set_params(&d);
 	if (ret) {
