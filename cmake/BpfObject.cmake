@@ -1,6 +1,7 @@
-# bpf_object(NAME SOURCE): compile one BPF C file into NAME.bpf.o and a libbpf
-# skeleton NAME.skel.h, and create the interface target NAME_skel that a user
-# program links to get the skeleton's include path and libbpf.
+# bpf_object(NAME SOURCE [DEFINES NAME=VALUE...]): compile one BPF C file into
+# NAME.bpf.o and a libbpf skeleton NAME.skel.h, and create the interface target
+# NAME_skel that a user program links to get the skeleton's include path and
+# libbpf. DEFINES (passed as -D) build one source several ways.
 #
 # A function, not a macro: nothing leaks between calls. Header dependencies
 # come from clang's depfile, so editing an included header rebuilds the object.
@@ -39,6 +40,11 @@ endforeach()
 set(BPF_SYS_INCLUDES "${BPF_SYS_INCLUDES}" CACHE INTERNAL "")
 
 function(bpf_object name source)
+  cmake_parse_arguments(B "" "" "DEFINES" ${ARGN})
+  set(defines "")
+  foreach(d ${B_DEFINES})
+    list(APPEND defines "-D${d}")
+  endforeach()
   get_filename_component(src "${source}" ABSOLUTE)
   set(out "${CMAKE_CURRENT_BINARY_DIR}")
   set(tmp_obj "${out}/${name}.tmp.bpf.o")
@@ -54,6 +60,7 @@ function(bpf_object name source)
             -I "${BPF_TOOLS_DIR}/root/include"
             -I "${CMAKE_SOURCE_DIR}/bpf/include"
             ${BPF_SYS_INCLUDES}
+            ${defines}
             -MD -MF "${tmp_obj}.d" -MT "${tmp_obj}"
             -c "${src}" -o "${tmp_obj}"
     DEPENDS "${src}" "${BPF_VMLINUX_H}"

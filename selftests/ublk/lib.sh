@@ -12,9 +12,17 @@ skip() { echo "SKIP: $*"; exit 77; }
 json() { python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
 jget() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 
+# ublk_remember ID: delete device ID on exit. Kept in a file too: ublk_add
+# mostly runs in a command substitution, a subshell, whose ublk_ids is lost.
+ublk_remember() {
+	[ -n "$1" ] || return 0
+	ublk_ids+=("$1")
+	echo "$1" >> "$work/ublk_ids"
+}
+
 ublk_cleanup() {
 	local id
-	for id in "${ublk_ids[@]}"; do
+	for id in "${ublk_ids[@]}" $(cat "$work/ublk_ids" 2>/dev/null); do
 		[ -e "/sys/class/ublk-char/ublkc$id" ] && "$T" ublk del "$id" > /dev/null 2>&1
 	done
 	cd /
@@ -51,7 +59,7 @@ ublk_require() {
 ublk_add() {
 	local out
 	out=$("$T" -j ublk add "$@") || { echo "add $*: $out" >&2; return 1; }
-	ublk_ids+=("$(jget '["id"]' <<<"$out")")
+	ublk_remember "$(jget '["id"]' <<<"$out")"
 	echo "$out"
 }
 
