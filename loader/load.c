@@ -184,13 +184,12 @@ static int check_foreign_ring(const struct foreign_ring *r)
 	if (r->have_flags && r->flags & IORING_SETUP_CQE32)
 		return fail(EOPNOTSUPP, "ring %d:%d uses 32-byte CQEs (IORING_SETUP_CQE32); a BPF "
 					"loop's policies read 16-byte CQEs", r->pid, r->owner_fd);
-	if (r->have_flags && r->flags & IORING_SETUP_SQE128)
-		return fail(EOPNOTSUPP, "ring %d:%d uses 128-byte SQEs (IORING_SETUP_SQE128); a BPF "
-					"loop's policies write 64-byte SQEs", r->pid, r->owner_fd);
+	/* SQE128 is fine: the geometry says so, and liburing-bpf refuses a
+	 * policy too old to read it (iouring_bpf_policy_set_ring()) */
 	if (!r->have_flags)
 		return fail(EOPNOTSUPP, "ring %d:%d: this kernel does not show a ring's setup flags "
 					"in fdinfo (Flags:, kernel patch 8), so whether the ring can "
-					"take a BPF loop (SQ_REWIND, 16-byte CQEs, 64-byte SQEs) "
+					"take a BPF loop (SQ_REWIND, 16-byte CQEs, the SQE size) "
 					"cannot be checked", r->pid, r->owner_fd);
 	if (r->bpf_loop == 1)
 		return fail(EBUSY, "ring %d:%d already has a policy attached ('%s list' shows the "
@@ -204,11 +203,13 @@ static int foreign_geometry(const struct foreign_ring *r, struct iouring_bpf_rin
 	struct iouring_bpf_ring probe;
 	int ret;
 
-	ret = iouring_bpf_ring_init(&probe, r->sq_entries, r->cq_entries, IOURING_BPF_RING_FLAGS);
+	ret = iouring_bpf_ring_init(&probe, r->sq_entries, r->cq_entries,
+				    IOURING_BPF_RING_FLAGS | (r->flags & IORING_SETUP_SQE128));
 	if (ret)
 		return fail(ret, "a probe ring of %u/%u entries for the geometry: %s",
 			    r->sq_entries, r->cq_entries, strerror(-ret));
 	memset(out, 0, sizeof(*out));
+	out->params = probe.params;
 	out->geom = probe.geom;
 	out->fd = r->fd;
 	iouring_bpf_ring_exit(&probe);

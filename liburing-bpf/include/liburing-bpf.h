@@ -71,10 +71,11 @@ struct iouring_bpf_ring {
 	size_t sqes_size;
 	/*
 	 * For the policy's iou_geom global. geom.size says how much of it is
-	 * filled; it may grow into __reserved, the size of this structure stays.
+	 * filled; it may grow into __reserved, the size of this structure stays
+	 * (layout 3 took one __u64 of it for sqe_size).
 	 */
 	struct iouring_bpf_geometry geom;
-	__u64 __reserved[8];
+	__u64 __reserved[7];
 };
 
 int iouring_bpf_ring_init(struct iouring_bpf_ring *ring, unsigned int entries,

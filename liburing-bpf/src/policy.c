@@ -429,6 +429,14 @@ int iouring_bpf_policy_set_global_str(struct iouring_bpf_policy *p, const char *
 	return iouring_bpf_policy_set_global(p, name, &v, g.pub.size);
 }
 
+/* Bytes per SQE of a ring: its geometry's word, else its setup flags. */
+static __u32 ring_sqe_size(const struct iouring_bpf_ring *ring)
+{
+	if (ring->geom.size >= IOURING_BPF_GEOMETRY_SIZE_V3 && ring->geom.sqe_size)
+		return ring->geom.sqe_size;
+	return ring->params.flags & IORING_SETUP_SQE128 ? 128 : 64;
+}
+
 int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *p,
 				const struct iouring_bpf_ring *ring)
 {
@@ -446,10 +454,13 @@ int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *p,
 	 * iou_geom is optional: a policy may compute offsets its own way. Its
 	 * layout only grows at the end: a policy built against an older
 	 * header gets the part it has, one built against a newer one (bigger
-	 * than this library fills) is refused.
+	 * than this library fills) is refused, and so is an older one that
+	 * cannot learn the SQE size when it is not 64.
 	 */
 	ret = find_global(p, "iou_geom", &geom);
 	if (!ret) {
+		struct iouring_bpf_geometry g = ring->geom;
+
 		if (geom.pub.size < IOURING_BPF_GEOMETRY_SIZE_V1 ||
 		    geom.pub.size > sizeof(ring->geom))
 			return policy_fail(p, -EINVAL,
@@ -459,7 +470,17 @@ int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *p,
 					   geom.pub.size > sizeof(ring->geom) ?
 					   ": the policy was built against a newer liburing-bpf, rebuild it against this one's headers" :
 					   ": not a struct iouring_bpf_geometry");
-		ret = iouring_bpf_policy_set_global(p, "iou_geom", &ring->geom, geom.pub.size);
+		/* a geometry filled by hand may lack sqe_size: the setup flags know */
+		g.sqe_size = ring_sqe_size(ring);
+		/* an older policy's iou_sqe_at() steps 64 bytes: on 128-byte SQEs
+		 * the kernel would read its SQEs at the wrong places */
+		if (g.sqe_size != 64 && geom.pub.size < IOURING_BPF_GEOMETRY_SIZE_V3)
+			return policy_fail(p, -EOPNOTSUPP,
+					   "the ring has %u-byte SQEs (IORING_SETUP_SQE128); global "
+					   "'iou_geom' (%u bytes) has no sqe_size, so the policy writes "
+					   "64-byte SQEs: rebuild it against this liburing-bpf's headers",
+					   g.sqe_size, geom.pub.size);
+		ret = iouring_bpf_policy_set_global(p, "iou_geom", &g, geom.pub.size);
 		if (ret)
 			return ret;
 	}

@@ -61,6 +61,7 @@ int iouring_bpf_ring_init(struct iouring_bpf_ring *ring, unsigned int entries,
 		.sq_region_size = ring->sqes_size,
 		.size = sizeof(struct iouring_bpf_geometry),
 		.version = IOURING_BPF_GEOMETRY_VERSION,
+		.sqe_size = p->flags & IORING_SETUP_SQE128 ? 128 : 64,
 	};
 	return 0;
 err:

@@ -2,9 +2,9 @@
 # loader/errors (VM): every kernel-side refusal in plain words: rings that
 # cannot take a loop, a ring that has one, PID:FD that is not an io_uring,
 # no permission, a verifier rejection, a pin name in use.
-# usage: errors.sh TOOL RING_OWNER NOPS.bpf.o BAD.bpf.o
+# usage: errors.sh TOOL RING_OWNER NOPS.bpf.o BAD.bpf.o GEOM_V2.bpf.o
 set -u
-T=$1 OWNER=$2 NOPS=$3 BAD=$4
+T=$1 OWNER=$2 NOPS=$3 BAD=$4 GEOM_V2=$5
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/owner.sh"
 
@@ -32,9 +32,18 @@ check "liburing owner: enter returns" "$(owner_cmd lu enter)" '^enter 0 cq 0$'
 start_owner c32 cqe32
 expect 1 "ring $ring uses 32-byte CQEs \(IORING_SETUP_CQE32\)" "$T" load "$NOPS" --ring "$ring"
 check "cqe32 owner: not hung" "$(owner_cmd c32 nop)" '^nop 1 res 0 user_data 42$'
+# 128-byte SQEs: refused for a policy whose geometry cannot say so (it would
+# write 64-byte SQEs), taken by one that can, which then runs right there
 start_owner s128 sqe128
-expect 1 "ring $ring uses 128-byte SQEs \(IORING_SETUP_SQE128\)" "$T" load "$NOPS" --ring "$ring"
+expect 1 "the ring has 128-byte SQEs \(IORING_SETUP_SQE128\); global 'iou_geom' \(56 bytes\) has no sqe_size" \
+	"$T" load "$GEOM_V2" --ring "$ring" --pin t-s128-old
+check "sqe128 owner: no policy attached" "$(grep BpfLoop "/proc/${ring%%:*}/fdinfo/${ring##*:}")" 'BpfLoop:[[:space:]]*0'
 check "sqe128 owner: not hung" "$(owner_cmd s128 nop)" '^nop 1 res 0 user_data 42$'
+expect 0 "attached to ring $ring" "$T" load "$NOPS" --ring "$ring" --pin t-s128 \
+	--set nop_total=64 --set nop_inflight=8
+check "sqe128 owner runs the policy" "$(owner_cmd s128 enter)" '^enter 0 cq 0$'
+expect 0 'nop_completed=64 nop_bad_cqes=0' "$T" list
+expect 0 'detached and unpinned' "$T" unload t-s128
 
 start_owner a loop
 pid=${ring%%:*}

@@ -30,10 +30,17 @@ struct iouring_bpf_geometry {
 	/* layout 2 */
 	__u32 size;		/* bytes filled: sizeof(struct iouring_bpf_geometry) */
 	__u32 version;		/* IOURING_BPF_GEOMETRY_VERSION */
+	/* layout 3 */
+	__u32 sqe_size;		/* bytes per SQE: 64, or 128 (IORING_SETUP_SQE128) */
+	__u32 __pad3;		/* 0; keeps the size a multiple of 8 */
 };
 
-#define IOURING_BPF_GEOMETRY_VERSION	2
+#define IOURING_BPF_GEOMETRY_VERSION	3
 /* layout 1 (liburing-bpf 0.1, 0.2): up to mem_region_size, no size/version */
 #define IOURING_BPF_GEOMETRY_SIZE_V1	48
+/* layout 2: up to version; no sqe_size, so 64-byte SQEs only */
+#define IOURING_BPF_GEOMETRY_SIZE_V2	56
+/* layout 3: up to sqe_size (and its padding) */
+#define IOURING_BPF_GEOMETRY_SIZE_V3	64
 
 #endif

@@ -6,6 +6,8 @@
  *
  * SQEs: the ring must be set up with IORING_SETUP_SQ_REWIND (and
  * NO_SQARRAY): a policy writes SQEs from index 0 and submits their count.
+ * They are 64 bytes, or 128 on a ring set up with IORING_SETUP_SQE128
+ * (iou_geom.sqe_size; iou_sqe_at() steps by it).
  */
 #ifndef IOURING_BPF_RING_BPF_H
 #define IOURING_BPF_RING_BPF_H
@@ -66,11 +68,27 @@ static __always_inline void iou_cq_advance(const struct iou_ring *r, __u32 n)
 	*(volatile __u32 *)(r->cq + iou_geom.cq_head) = iou_cq_head(r) + n;
 }
 
-/* SQE number i (0-based) of the next submission. */
+/*
+ * Bytes per SQE: 128 on an IORING_SETUP_SQE128 ring, else 64 (also for a
+ * geometry filled without sqe_size, which is 0 there). iou_geom is
+ * read-only data, so the verifier knows which at load.
+ */
+static __always_inline __u32 iou_sqe_size(void)
+{
+	return iou_geom.sqe_size == 128 ? 128 : 64;
+}
+
+/*
+ * SQE number i (0-based) of the next submission. The struct covers the
+ * first 64 bytes; on an SQE128 ring the next 64 are the rest of its cmd
+ * area (iouring_bpf/vblk.bpf.h fills them).
+ */
 static __always_inline struct io_uring_sqe *iou_sqe_at(const struct iou_ring *r,
 						       __u32 i)
 {
-	return &r->sqes[i & (iou_geom.sq_entries - 1)];
+	__u32 slot = i & (iou_geom.sq_entries - 1);
+
+	return (struct io_uring_sqe *)((__u8 *)r->sqes + (__u64)slot * iou_sqe_size());
 }
 
 static __always_inline void iou_prep_rw(struct io_uring_sqe *sqe, __u8 op,
