@@ -1526,6 +1526,100 @@ out:
 	return status;
 }
 
+/* voluntary context switches of the calling thread, or -1 */
+static long voluntary_switches(void)
+{
+	char line[128];
+	long n = -1;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+#define STRAY_ROUNDS 100
+
+struct stray_probe {
+	struct review *skel;
+	int done_fd;
+	int attached;
+};
+
+/* Attach and detach a program STRAY_ROUNDS times, then wake the submitter. */
+static void *attach_detach_rounds(void *arg)
+{
+	struct stray_probe *p = arg;
+
+	for (int i = 0; i < STRAY_ROUNDS; i++) {
+		struct bpf_link *link = bpf_map__attach_struct_ops(p->skel->maps.echo_ops);
+
+		if (!link)
+			break;
+		p->attached++;
+		bpf_link__destroy(link);
+	}
+	if (write(p->done_fd, "x", 1) != 1)
+		perror("write");
+	return NULL;
+}
+
+/*
+ * Detach wakes the submitter only when its loop sleeps. The submitter here
+ * sleeps somewhere else entirely (a pipe read) while another thread
+ * attaches and detaches 100 times; a stray wake-up per detach shows up as a
+ * voluntary context switch (the read wakes, finds no data, sleeps); about
+ * half of them land while the reader is still asleep, well above 25.
+ */
+static int test_detach_no_stray_wakeup(void)
+{
+	struct iouring_bpf_ring r;
+	struct stray_probe p = { 0 };
+	int pipefd[2] = { -1, -1 }, status = KSFT_FAIL;
+	long before, after;
+	pthread_t t;
+	char c;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	p.skel = review_load(&r);
+	if (!p.skel || !CHECK_OK(review__load(p.skel), "load") ||
+	    !CHECK(pipe(pipefd) == 0, "pipe: %s", strerror(errno)))
+		goto out;
+	p.done_fd = pipefd[1];
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	before = voluntary_switches();
+	pthread_create(&t, NULL, attach_detach_rounds, &p);
+	if (read(pipefd[0], &c, 1) != 1)
+		perror("read");
+	after = voluntary_switches();
+	pthread_join(t, NULL);
+	alarm(0);
+	if (!CHECK(before >= 0 && after >= 0, "no voluntary_ctxt_switches in /proc/thread-self/status") ||
+	    !CHECK(p.attached == STRAY_ROUNDS, "only %d of %d attaches worked", p.attached,
+		   STRAY_ROUNDS) ||
+	    !CHECK(after - before < STRAY_ROUNDS / 4,
+		   "the submitter woke %ld times in a pipe read during %d detaches",
+		   after - before, STRAY_ROUNDS))
+		goto out;
+	printf("%d attach/detach rounds, the submitter (in a pipe read) switched %ld times\n",
+	       STRAY_ROUNDS, after - before);
+	status = KSFT_PASS;
+out:
+	if (pipefd[0] >= 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
+	review__destroy(p.skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -1559,6 +1653,7 @@ static const struct {
 	{ "cq-dropped", test_cq_dropped },
 	{ "timeout-overdue", test_timeout_overdue },
 	{ "worker-from-program", test_worker_from_program },
+	{ "detach-no-stray-wakeup", test_detach_no_stray_wakeup },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
