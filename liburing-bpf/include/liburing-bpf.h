@@ -2,7 +2,7 @@
 /*
  * liburing-bpf: user-space side of iouring-bpf: rings set up for a BPF
  * event loop (io_uring_bpf_ops) and running that loop, policy loading, the
- * DAG builder, and ublk device control.
+ * DAG builder, ublk device control, and virtio-blk passthrough commands.
  *
  * Conventions:
  * - functions returning int return 0 (or a count, or an id) on success and
@@ -25,10 +25,12 @@
 #ifndef LIBURING_BPF_H
 #define LIBURING_BPF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include <linux/ublk_cmd.h>
+#include <linux/virtio_blk.h>
 #include <iouring_bpf/geometry.h>
 #include <iouring_bpf/dag.h>
 
@@ -252,6 +254,78 @@ void iouring_bpf_ublk_queue_exit(struct iouring_bpf_ublk_queue *queue);
 int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 				 unsigned int flags, __u16 q_id, __u16 tag, __s32 result,
 				 __u64 addr);
+
+/*
+ * virtio-blk io_uring passthrough (kernel patches 23-25): IORING_OP_URING_CMD
+ * with cmd_op VIRTBLK_URING_CMD_IO on /dev/vdXc0, on a ring set up with
+ * IORING_SETUP_SQE128; struct virtblk_uring_cmd fills the SQE's cmd area.
+ * The definitions below are the kernel's, for UAPI headers without them.
+ */
+#ifndef VIRTBLK_URING_CMD_IO
+struct virtblk_uring_cmd {
+	__u32 type;		/* VIRTIO_BLK_T_* */
+	__u32 ioprio;		/* as for ioprio_set() */
+	__u64 sector;		/* first 512-byte sector */
+	__u64 data;		/* buffer, iovec array (F_VEC) or registered address */
+	__u32 data_len;		/* bytes, iovec count (F_VEC) or range bytes */
+	__u32 flag;		/* VIRTBLK_URING_CMD_F_* */
+};
+#define VIRTBLK_URING_CMD_F_VEC		(1U << 0)
+#define VIRTBLK_URING_CMD_F_UNMAP	(1U << 1)
+#define VIRTBLK_URING_CMD_IO		_IOWR('V', 0x80, struct virtblk_uring_cmd)
+#endif
+#ifndef VIRTIO_BLK_T_DISCARD
+#define VIRTIO_BLK_T_DISCARD		11
+#endif
+#ifndef VIRTIO_BLK_T_WRITE_ZEROES
+#define VIRTIO_BLK_T_WRITE_ZEROES	13
+#endif
+#ifndef IORING_URING_CMD_FIXED
+#define IORING_URING_CMD_FIXED		(1U << 0)
+#endif
+#ifdef __cplusplus
+static_assert(sizeof(struct virtblk_uring_cmd) == 32, "struct virtblk_uring_cmd is 32 bytes");
+#else
+_Static_assert(sizeof(struct virtblk_uring_cmd) == 32, "struct virtblk_uring_cmd is 32 bytes");
+#endif
+
+/* The command area of a 128-byte SQE, for fields the helpers leave 0 (ioprio). */
+static inline struct virtblk_uring_cmd *iouring_bpf_vblk_cmd(struct io_uring_sqe *sqe)
+{
+	return (struct virtblk_uring_cmd *)sqe->cmd;
+}
+
+/*
+ * "/dev/vdXc0" for the virtio-blk disk blockdev ("/dev/vdX" or a link to
+ * it) in buf: 0, -ENODEV (not a whole virtio-blk disk with a passthrough
+ * device), -ENAMETOOLONG (buf too short), or stat()'s -errno.
+ */
+int iouring_bpf_vblk_char_path(const char *blockdev, char *buf, size_t len);
+
+/*
+ * Fill a 128-byte SQE (zeroed first) with one passthrough command for the
+ * open /dev/vdXc0 fd; sectors are 512 bytes. 0, or -EINVAL for a NULL sqe
+ * (or a buf_index outside 0..65535).
+ * The caller sets user_data (and IOSQE_FIXED_FILE, ioprio) afterwards.
+ */
+int iouring_bpf_vblk_prep_read(struct io_uring_sqe *sqe, int fd, void *buf, __u32 len,
+			       __u64 sector);
+int iouring_bpf_vblk_prep_write(struct io_uring_sqe *sqe, int fd, const void *buf, __u32 len,
+				__u64 sector);
+struct iovec;
+int iouring_bpf_vblk_prep_readv(struct io_uring_sqe *sqe, int fd, const struct iovec *iov,
+				unsigned int nr_vecs, __u64 sector);
+int iouring_bpf_vblk_prep_writev(struct io_uring_sqe *sqe, int fd, const struct iovec *iov,
+				 unsigned int nr_vecs, __u64 sector);
+int iouring_bpf_vblk_prep_read_fixed(struct io_uring_sqe *sqe, int fd, void *buf, __u32 len,
+				     __u64 sector, int buf_index);
+int iouring_bpf_vblk_prep_write_fixed(struct io_uring_sqe *sqe, int fd, const void *buf,
+				      __u32 len, __u64 sector, int buf_index);
+int iouring_bpf_vblk_prep_flush(struct io_uring_sqe *sqe, int fd);
+int iouring_bpf_vblk_prep_get_id(struct io_uring_sqe *sqe, int fd, void *buf, __u32 len);
+int iouring_bpf_vblk_prep_discard(struct io_uring_sqe *sqe, int fd, __u64 sector, __u32 len);
+int iouring_bpf_vblk_prep_write_zeroes(struct io_uring_sqe *sqe, int fd, __u64 sector,
+				       __u32 len, bool unmap);
 
 #ifdef __cplusplus
 }
