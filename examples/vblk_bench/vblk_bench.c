@@ -4,6 +4,7 @@
  * the spirit of fio's t/io_uring, two ways:
  *
  *   block        io_uring READ (READ_FIXED with -B) on /dev/vdX, O_DIRECT
+ *                (-P: through the page cache, as the proposal's -O0 runs)
  *   passthrough  IORING_OP_URING_CMD VIRTBLK_URING_CMD_IO (type IN) on
  *                /dev/vdXc0, 128-byte SQEs
  *
@@ -55,7 +56,7 @@ struct virtblk_uring_cmd {
 struct opts {
 	const char *path, *json;
 	unsigned int depth, submit_batch, complete_batch, bs;
-	bool iopoll, fixed, regfile;
+	bool iopoll, fixed, regfile, buffered;
 	double seconds;
 	unsigned long long count, range_mib;
 	uint64_t seed;
@@ -95,6 +96,8 @@ static void usage(FILE *f)
 		"  -p           polled: a ring with IORING_SETUP_IOPOLL\n"
 		"  -B           registered (fixed) buffers\n"
 		"  -F           registered file\n"
+		"  -P           block device through the page cache, not O_DIRECT (its\n"
+		"               pages are dropped first: each run starts cold)\n"
 		"  -t SECONDS   run this long (default 5; 0: only -n limits)\n"
 		"  -n COUNT     stop after COUNT reads (default: no limit)\n"
 		"  -r MIB       read only the first MIB MiB of the disk (default: all of it)\n"
@@ -188,11 +191,24 @@ static int open_device(struct bench *b)
 			o->path);
 		return -ENODEV;
 	}
-	b->fd = open(o->path, b->passthrough ? O_RDONLY : O_RDONLY | O_DIRECT);
+	if (b->passthrough && o->buffered) {
+		fprintf(stderr, "%s: %s: -P is for a block device (passthrough has no page "
+				"cache)\n", prog, o->path);
+		return -EINVAL;
+	}
+	b->fd = open(o->path, b->passthrough || o->buffered ? O_RDONLY : O_RDONLY | O_DIRECT);
 	if (b->fd < 0) {
 		ret = -errno;
 		fprintf(stderr, "%s: open %s: %s\n", prog, o->path, strerror(errno));
 		return ret;
+	}
+	if (o->buffered) {
+		ret = posix_fadvise(b->fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (ret) {
+			fprintf(stderr, "%s: %s: dropping its cached pages: %s\n", prog, o->path,
+				strerror(ret));
+			return -ret;
+		}
 	}
 	ret = devname_of(b->passthrough, st.st_rdev, name, sizeof(name));
 	if (ret) {
@@ -492,7 +508,7 @@ int main(int argc, char **argv)
 
 	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
 
-	while ((opt = getopt_long(argc, argv, "d:s:c:b:pBFt:n:r:S:V:j:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:s:c:b:pBFPt:n:r:S:V:j:h", longopts, NULL)) != -1) {
 		unsigned long long v = 0;
 
 		if (strchr("dscbnrSV", opt)) {
@@ -511,6 +527,7 @@ int main(int argc, char **argv)
 		case 'p': o.iopoll = true; break;
 		case 'B': o.fixed = true; break;
 		case 'F': o.regfile = true; break;
+		case 'P': o.buffered = true; break;
 		case 't':
 			errno = 0;
 			o.seconds = strtod(optarg, &end);
@@ -536,6 +553,10 @@ int main(int argc, char **argv)
 	}
 	if (!o.submit_batch)
 		o.submit_batch = o.depth;
+	if (o.buffered && o.iopoll) {
+		fprintf(stderr, "%s: -P and -p: IOPOLL needs O_DIRECT\n", prog);
+		return 2;
+	}
 	if (optind != argc - 1 || !o.depth || o.depth > MAX_DEPTH || !o.submit_batch ||
 	    o.submit_batch > o.depth || !o.complete_batch || o.complete_batch > o.depth ||
 	    !o.bs || (o.seconds == 0 && !o.count)) {
@@ -566,9 +587,10 @@ int main(int argc, char **argv)
 	double iops = b.ios / secs, mbs = b.ios * (double)o.bs / 1e6 / secs;
 	double per_call = b.enters ? (double)b.ios / b.enters : 0;
 
-	printf("%s: %s %s%s%s%s, depth %u, batch %u/%u, %u B: %.0f IOPS, %.1f MB/s, "
+	printf("%s: %s %s%s%s%s%s, depth %u, batch %u/%u, %u B: %.0f IOPS, %.1f MB/s, "
 	       "%.2f IOs/call (%llu IOs, %llu calls, %.2f s)\n",
-	       prog, o.path, mode_name(&b), o.iopoll ? " iopoll" : "", o.fixed ? " fixed" : "",
+	       prog, o.path, mode_name(&b), o.buffered ? " buffered" : "",
+	       o.iopoll ? " iopoll" : "", o.fixed ? " fixed" : "",
 	       o.regfile ? " regfile" : "", o.depth, o.submit_batch, o.complete_batch, o.bs,
 	       iops, mbs, per_call, b.ios, b.enters, secs);
 	if (o.json) {
@@ -581,12 +603,13 @@ int main(int argc, char **argv)
 		fputs("{\"device\": ", f);
 		json_str(f, o.path);
 		fprintf(f, ", \"disk\": \"%s\", \"mode\": \"%s\", "
-			   "\"iopoll\": %s, \"fixed\": %s, \"regfile\": %s, "
+			   "\"page_cache\": %s, \"iopoll\": %s, \"fixed\": %s, \"regfile\": %s, "
 			   "\"poll_queue\": %s, \"depth\": %u, \"submit_batch\": %u, "
 			   "\"complete_batch\": %u, \"bs\": %u, \"range_bytes\": %" PRIu64 ", "
 			   "\"seconds\": %.3f, \"ios\": %llu, \"enters\": %llu, "
 			   "\"iops\": %.1f, \"mb_s\": %.2f, \"ios_per_enter\": %.3f, ",
-			b.disk, mode_name(&b), o.iopoll ? "true" : "false",
+			b.disk, mode_name(&b), o.buffered ? "true" : "false",
+			o.iopoll ? "true" : "false",
 			o.fixed ? "true" : "false", o.regfile ? "true" : "false",
 			b.poll_queue < 0 ? "null" : b.poll_queue ? "true" : "false", o.depth,
 			o.submit_batch, o.complete_batch, o.bs, b.range_blocks * o.bs, secs, b.ios,

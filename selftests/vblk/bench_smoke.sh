@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # vblk/bench-smoke (VM): examples/vblk_bench on the scratch disk with serial
 # vblk0 (the one with a poll queue), briefly, in every mode: block device and
-# passthrough, plain, registered buffers, IOPOLL, registered file, QD1 and
-# QD8. Each run must exit 0, print its result line, write JSON that parses
-# and says what was run, and have done I/O. Not a timing check: no figure is
+# passthrough, plain, registered buffers, IOPOLL, registered file, page
+# cache (block device), QD1 and QD8. Each run must exit 0, print its result
+# line, write JSON that parses and says what was run, and have done I/O. Not a timing check: no figure is
 # compared with anything but zero (and, at QD1, the reads with the calls:
 # at most one read per io_uring_enter() with one in flight; an IOPOLL call may
 # return before its read completes). Also the data (-V on a MiB written
@@ -47,7 +47,7 @@ out=$("$EX" -t 1 /dev/null 2>&1); st=$?
 
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
-line_re='^vblk_bench: [^ ]+ (block|passthrough)( iopoll)?( fixed)?( regfile)?, depth [0-9]+, batch [0-9]+/[0-9]+, 4096 B: [0-9]+ IOPS, [0-9.]+ MB/s, [0-9.]+ IOs/call \([0-9]+ IOs, [0-9]+ calls, [0-9.]+ s\)$'
+line_re='^vblk_bench: [^ ]+ (block|passthrough)( buffered)?( iopoll)?( fixed)?( regfile)?, depth [0-9]+, batch [0-9]+/[0-9]+, 4096 B: [0-9]+ IOPS, [0-9.]+ MB/s, [0-9.]+ IOs/call \([0-9]+ IOs, [0-9]+ calls, [0-9.]+ s\)$'
 for dev in "$disk" "$chr"; do
 	for opts in "" "-p" "-B" "-p -B" "-F" "-p -B -F"; do
 		for depth in "-d 1 -s 1 -c 1" "-d 8 -s 4 -c 4"; do
@@ -68,6 +68,7 @@ assert j["device"] == dev, j
 assert j["mode"] == ("passthrough" if dev.endswith("c0") else "block"), j
 assert j["iopoll"] == ("-p" in opts) and j["fixed"] == ("-B" in opts), j
 assert j["regfile"] == ("-F" in opts) and j["poll_queue"] is True, j
+assert j["page_cache"] is False and j["verified_byte"] is None, j
 assert j["depth"] == int(depth[1]) and j["submit_batch"] == int(depth[3]), j
 assert j["complete_batch"] == int(depth[5]) and j["bs"] == 4096, j
 assert j["range_bytes"] == 64 << 20, j
@@ -80,11 +81,29 @@ PY
 	done
 done
 
+# through the page cache (-P): the block device only, never with IOPOLL
+for depth in "-d 1 -s 1 -c 1" "-d 8 -s 4 -c 4"; do
+	# shellcheck disable=SC2086
+	out=$("$EX" $depth -P -F -t 0.5 -r 64 -j "$json" "$disk" 2>&1); st=$?
+	echo "    $out"
+	[ $st = 0 ] && grep -qE "$line_re" <<<"$out" &&
+		python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["page_cache"] is True and j["mode"] == "block" and j["ios"] > 0, j' "$json" &&
+		ok "$disk $depth -P: JSON, I/O done" || fail "$disk $depth -P: exit $st: $out"
+done
+out=$("$EX" -P -t 0.5 "$chr" 2>&1); st=$?
+[ $st = 1 ] && grep -q "$chr: -P is for a block device" <<<"$out" && ok "-P on $chr: refused" ||
+	fail "-P on $chr: exit $st: $out"
+out=$("$EX" -P -p -t 0.5 "$disk" 2>&1); st=$?
+[ $st = 2 ] && grep -q 'IOPOLL needs O_DIRECT' <<<"$out" && ok "-P -p: refused" ||
+	fail "-P -p: exit $st: $out"
+
 # the data: the first MiB filled with 0x5a through the block device, read back
 # in every mode with -V (each byte of each read checked)
 if head -c 1048576 /dev/zero | tr '\0' '\132' | dd of="$disk" bs=1M oflag=direct status=none; then
 	for dev in "$disk" "$chr"; do
-		for opts in "" "-p" "-B" "-p -B -F"; do
+		opts_list=("" "-p" "-B" "-p -B -F")
+		[ "$dev" = "$disk" ] && opts_list+=("-P" "-P -B")
+		for opts in "${opts_list[@]}"; do
 			# shellcheck disable=SC2086
 			out=$("$EX" -d 8 -s 4 -c 4 $opts -n 500 -t 0 -r 1 -V 0x5a -j "$json" "$dev" 2>&1); st=$?
 			[ $st = 0 ] && python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["ios"] == 500 and j["verified_byte"] == 0x5a, j' "$json" &&
