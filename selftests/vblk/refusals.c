@@ -15,14 +15,14 @@
  * - -ERANGE past the end (one block after the last, a range straddling the
  *   end, sector 2^64-1), while the last block itself is accepted;
  * - -E2BIG max_segments + 1 iovecs (max_segments is accepted);
- * - -EOVERFLOW DISCARD / WRITE_ZEROES longer than their limits, and IN/OUT
- *   longer than max_hw_sectors_kb when a 32-bit length can express it;
+ * - -EOVERFLOW DISCARD / WRITE_ZEROES longer than their limits, IN of a
+ *   buffer touching max_segments + 1 pages (max_segments is accepted), and
+ *   IN/OUT longer than max_hw_sectors_kb when a 32-bit length can express it;
  * - -EFAULT bad buffer and iovec pointers, kernel addresses, ranges outside
  *   the registered buffer, a read into read-only memory (reads the kernel
  *   bounces are vblk/bounce-efault's);
  * - -EACCES OUT, FLUSH, DISCARD, WRITE_ZEROES on an O_RDONLY file (IN and
- *   GET_ID work there); on an O_WRONLY file everything works, IN and
- *   GET_ID included (the kernel checks only the write side);
+ *   GET_ID work there), IN and GET_ID on an O_WRONLY file (writes work);
  * - -EROFS OUT, DISCARD, WRITE_ZEROES on a disk set read-only (BLKROSET;
  *   FLUSH and IN still work), undone afterwards.
  * A refused write changes nothing: the area the refused writes aimed at
@@ -309,6 +309,24 @@ static void ranges_sizes(struct ctx *c)
 		printf("%s: write_zeroes_max_bytes %llu: no 32-bit length exceeds it\n",
 		       c->d->serial, (unsigned long long)c->d->wz_max);
 	}
+	/* a flat buffer touching one page more than the queue has segments */
+	{
+		size_t n = (size_t)(nseg + 1) * 4096;
+		void *big = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				 -1, 0);
+
+		if (CHECK(big != MAP_FAILED, "mmap %zu", n)) {
+			snprintf(what, sizeof(what), "IN of max_segments + 1 (%u) pages", nseg + 1);
+			EXPECT(c, -EOVERFLOW, what,
+			       iouring_bpf_vblk_prep_read(sqe, fd, big, (uint32_t)n, 0));
+			snprintf(what, sizeof(what), "IN of max_segments (%u) pages", nseg);
+			EXPECT(c, 0, what,
+			       iouring_bpf_vblk_prep_read(sqe, fd, big, (uint32_t)(n - 4096), 0));
+			munmap(big, n);
+		} else {
+			c->ok = false;
+		}
+	}
 	/* IN/OUT: max_hw_sectors_kb, if a 32-bit length can say more */
 	if (c->d->max_hw_bytes + lbs <= UINT32_MAX) {
 		uint32_t n = (uint32_t)c->d->max_hw_bytes + lbs;
@@ -401,16 +419,14 @@ static void access_modes(struct ctx *c)
 	EXPECT(c, 0, "GET_ID on O_RDONLY", iouring_bpf_vblk_prep_get_id(sqe, c->ro, id, 20));
 	c->ok &= CHECK(!strncmp((char *)id, c->d->serial, 20), "GET_ID on O_RDONLY: '%.20s'", id);
 
-	/*
-	 * O_WRONLY: the kernel checks only that writes have a file open for
-	 * writing; IN and GET_ID are not refused (as NVMe's char devices).
-	 */
+	/* O_WRONLY: IN and GET_ID need the file open for reading */
 	memset(c->buf, 0, AREA);
-	EXPECT(c, 0, "IN on O_WRONLY", iouring_bpf_vblk_prep_read(sqe, c->wo, c->buf, AREA, 0));
-	c->ok &= same(c->buf, c->pat, AREA, "IN on O_WRONLY: the pattern");
+	EXPECT(c, -EACCES, "IN on O_WRONLY", iouring_bpf_vblk_prep_read(sqe, c->wo, c->buf, AREA, 0));
+	c->ok &= CHECK(c->buf[0] == 0 && !memcmp(c->buf, c->buf + 1, AREA - 1),
+		       "IN on O_WRONLY changed the buffer");
 	memset(id, 0, sizeof(id));
-	EXPECT(c, 0, "GET_ID on O_WRONLY", iouring_bpf_vblk_prep_get_id(sqe, c->wo, id, 20));
-	c->ok &= CHECK(!strncmp((char *)id, c->d->serial, 20), "GET_ID on O_WRONLY: '%.20s'", id);
+	EXPECT(c, -EACCES, "GET_ID on O_WRONLY", iouring_bpf_vblk_prep_get_id(sqe, c->wo, id, 20));
+	c->ok &= CHECK(id[0] == 0, "GET_ID on O_WRONLY wrote '%.20s'", id);
 	EXPECT(c, 0, "OUT on O_WRONLY (the pattern again)",
 	       iouring_bpf_vblk_prep_write(sqe, c->wo, c->pat, AREA, 0));
 	EXPECT(c, 0, "FLUSH on O_WRONLY", iouring_bpf_vblk_prep_flush(sqe, c->wo));
