@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "vblk.h"
 
@@ -347,6 +348,17 @@ static void on_alarm(int sig)
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
 		_exit(1);
 	_exit(1);
+}
+
+uint64_t test_seed(void)
+{
+	const char *env = getenv("VBLK_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0) :
+			      (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+	printf("seed %llu (VBLK_SEED=%llu repeats this run)\n", (unsigned long long)seed,
+	       (unsigned long long)seed);
+	return seed;
 }
 
 void arm_alarm(unsigned int s, const char *what)

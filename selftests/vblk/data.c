@@ -333,14 +333,12 @@ out:
 
 int test_data(void)
 {
-	const char *env = getenv("VBLK_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	struct disk d[2];
 	bool ok = true;
+	uint64_t seed;
 
 	arm_alarm(560, "vblk/data");
-	printf("seed %llu (VBLK_SEED=%llu repeats this run)\n", (unsigned long long)seed,
-	       (unsigned long long)seed);
+	seed = test_seed();
 	if (disk_find(SERIAL_POLL, &d[0]) || disk_find(SERIAL_NOPOLL, &d[1]))
 		return KSFT_FAIL;
 	ok &= run_disk(&d[0], seed);

@@ -154,14 +154,12 @@ out:
 
 int test_discard_zeroes(void)
 {
-	const char *env = getenv("VBLK_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	struct disk d[2];
 	bool ok = true;
+	uint64_t seed;
 
 	arm_alarm(280, "vblk/discard-zeroes");
-	printf("seed %llu (VBLK_SEED=%llu repeats this run)\n", (unsigned long long)seed,
-	       (unsigned long long)seed);
+	seed = test_seed();
 	if (disk_find(SERIAL_POLL, &d[0]) || disk_find(SERIAL_NOPOLL, &d[1]))
 		return KSFT_FAIL;
 	ok &= run_disk(&d[0], seed);

@@ -80,6 +80,9 @@ bool same(const void *got, const void *want, size_t len, const char *what);
 uint64_t rnd64(uint64_t *state);
 uint32_t rnd_below(uint64_t *state, uint32_t n);
 
+/* The run's random seed: VBLK_SEED if set, else time and pid; printed. */
+uint64_t test_seed(void);
+
 /* Kill the test with a message after s seconds (a hang fails, not stalls). */
 void arm_alarm(unsigned int s, const char *what);
 
