@@ -4,8 +4,6 @@
 #define IOURING_BPF_LOADER_UBLK_H
 
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <liburing-bpf.h>
@@ -38,46 +36,12 @@ struct ublk_conf {
 const char *ublk_target_name(enum ublk_target t);
 int ublk_target_parse(const char *name, enum ublk_target *t);
 
-/* The daemon: create the device, serve it until it is stopped. */
-int ublk_daemon_run(const struct ublk_conf *conf, int report_fd);
-
-/* Per-queue serving, run by the daemon's queue threads. */
-struct ublk_daemon;
-struct ublk_queue_thread {
-	struct ublk_daemon *d;
-	unsigned int q_id;
-	pthread_t tid;
-	atomic_bool ended;
-	int ret;		/* 0, or -errno: why it ended */
-	char err[512];		/* what went wrong, for the user */
-};
-
-/* What queue threads share with the daemon's main thread. */
-struct ublk_daemon {
-	const struct ublk_conf *conf;
-	struct iouring_bpf_ublk_dev dev;
-	int file_fds[IOU_UBLK_MAX_FILES];
-	int zero_fd;			/* /dev/zero */
-	pid_t pid;
-	atomic_bool start_busy;		/* START_DEV waits in the main thread */
-	atomic_bool start_timed_out;	/* ... and the watchdog gave up on it */
-	atomic_bool quit;		/* set-up failed: do not fetch; give up when interrupted */
-	atomic_int nr_ended;
-	struct ublk_queue_thread q[UBLK_MAX_QUEUES];
-};
-
-/* Thread bodies; they fill qt->ret and qt->err. */
-void ublk_serve_user(struct ublk_queue_thread *qt);
-void ublk_serve_bpf(struct ublk_queue_thread *qt);
-void ublk_qfail(struct ublk_queue_thread *qt, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /*
- * False once the daemon gave up on the device: a queue thread then does not
- * fetch, and when a signal interrupts its io_uring_enter() (EINTR; the
- * daemon sends SIGUSR2) it ends at once, closing its ring, which makes the
- * driver fail the requests it held.
+ * The daemon: liburing-bpf's ublk server (iouring_bpf_ublk_server_start())
+ * creates and serves the device; the daemon reports, logs, keeps the state
+ * file and stops the device on SIGTERM, SIGINT or SIGHUP.
  */
-bool ublk_may_fetch(struct ublk_queue_thread *qt);
+int ublk_daemon_run(const struct ublk_conf *conf, int report_fd);
 
 /* /run/iouring-bpf/ublk/ID: what the daemon serves, for list and del. */
 struct ublk_state {

@@ -2,7 +2,8 @@
 /*
  * liburing-bpf: user-space side of iouring-bpf: rings set up for a BPF
  * event loop (io_uring_bpf_ops) and running that loop, policy loading, the
- * DAG builder, ublk device control, and virtio-blk passthrough commands.
+ * DAG builder, ublk device control and servers, and virtio-blk passthrough
+ * commands.
  *
  * Conventions:
  * - functions returning int return 0 (or a count, or an id) on success and
@@ -33,6 +34,7 @@
 #include <linux/virtio_blk.h>
 #include <iouring_bpf/geometry.h>
 #include <iouring_bpf/dag.h>
+#include <iouring_bpf/ublk.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -254,6 +256,59 @@ void iouring_bpf_ublk_queue_exit(struct iouring_bpf_ublk_queue *queue);
 int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 				 unsigned int flags, __u16 q_id, __u16 tag, __s32 result,
 				 __u64 addr);
+
+/*
+ * A ublk server: a device served by a BPF policy (one instance per queue,
+ * each in a thread of the library's, with the ring, fixed files, sparse
+ * buffers and iou_ublk global of iouring_bpf/ublk.h's contract) or, with
+ * IOURING_BPF_UBLK_SERVE_USER_COPY, by a copying loop in user space.
+ * iouring_bpf_ublk_server_start() returns once /dev/ublkbN is live;
+ * _wait() blocks until every queue ended (the device was stopped or
+ * deleted), _stop() stops the device, _destroy() ends and frees it all.
+ * Errors are -errno; the reason in words is iouring_bpf_ublk_server_strerror().
+ * The man page iouring_bpf_ublk_server_start(3) says which signal the
+ * library sends to its own threads.
+ */
+#define IOURING_BPF_UBLK_SERVE_KERNEL_PATH	(1U << 0)	/* reserved: ublk_bpf_ops; -EOPNOTSUPP */
+#define IOURING_BPF_UBLK_SERVE_USER_COPY	(1U << 1)	/* no policy: files[0] in user space, copies */
+#define IOURING_BPF_UBLK_SERVE_KEEP_DEVICE	(1U << 2)	/* leave a device that ran, stopped, at the end */
+
+struct iouring_bpf_ublk_server;
+
+struct iouring_bpf_ublk_server_opts {
+	size_t sz;			/* sizeof(struct iouring_bpf_ublk_server_opts) */
+	const char *policy;		/* the ublk policy object (.bpf.o) */
+	unsigned int nr_files;		/* backing files, 0..IOU_UBLK_MAX_FILES */
+	const char *files[IOU_UBLK_MAX_FILES];	/* opened for reading and writing */
+	__u64 dev_bytes;		/* device size; 0: the files' sizes added up */
+	unsigned int queues;		/* 0: 1 */
+	unsigned int depth;		/* per queue; 0: 64; at most IOU_UBLK_MAX_DEPTH */
+	unsigned int max_io_bytes;	/* largest request; 0: 512 KiB */
+	int dev_id;			/* the device number, or -1: the first free one */
+	__u64 flags;			/* UBLK_F_* for ADD_DEV, besides the ones the server sets */
+	unsigned int serve_flags;	/* IOURING_BPF_UBLK_SERVE_* */
+	int signo;			/* what interrupts a stuck queue thread; 0: SIGUSR2 */
+	/*
+	 * Called by _start() in its thread once the device exists (after
+	 * ADD_DEV), before it is set up; a negative return ends the start
+	 * (the device is deleted) with that error. NULL: none.
+	 */
+	int (*on_added)(struct iouring_bpf_ublk_server *server, void *arg);
+	/* what the server has to say (queue errors, teardown), one line each, no newline */
+	void (*log)(const char *line, void *arg);
+	void *arg;			/* for on_added and log */
+};
+
+int iouring_bpf_ublk_server_start(const struct iouring_bpf_ublk_server_opts *opts,
+				  struct iouring_bpf_ublk_server **server);
+int iouring_bpf_ublk_server_wait(struct iouring_bpf_ublk_server *server);
+int iouring_bpf_ublk_server_stop(struct iouring_bpf_ublk_server *server);
+int iouring_bpf_ublk_server_id(const struct iouring_bpf_ublk_server *server);
+const struct ublksrv_ctrl_dev_info *
+iouring_bpf_ublk_server_info(const struct iouring_bpf_ublk_server *server);
+const char *iouring_bpf_ublk_server_strerror(const struct iouring_bpf_ublk_server *server);
+void iouring_bpf_ublk_server_destroy(struct iouring_bpf_ublk_server *server);
+int iouring_bpf_ublk_serve(const struct iouring_bpf_ublk_server_opts *opts);
 
 /*
  * virtio-blk io_uring passthrough (kernel patches 23-25): IORING_OP_URING_CMD

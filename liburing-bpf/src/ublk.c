@@ -24,11 +24,14 @@
 #include <unistd.h>
 
 #include "liburing-bpf.h"
+#include "ublk_server.h"
 
 #define UBLK_CONTROL_PATH	"/dev/ublk-control"
 #define CTRL_ENTRIES		4
 /* how long open_char() waits for udev (or devtmpfs) to create /dev/ublkcN */
 #define CHAR_WAIT_MS		5000
+/* how often a command that may be aborted looks at its abort flag */
+#define ABORT_POLL_MS		20
 
 /* What the device handle's __private holds. */
 struct ublk_priv {
@@ -149,18 +152,32 @@ static int ctrl_wait(struct iouring_bpf_ring *r, const struct timespec *deadline
 
 #define CANCEL_BIT (1ULL << 63)
 
+/* now + ms, CLOCK_MONOTONIC */
+static void deadline_in(struct timespec *t, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
 /*
- * Run one control command and return its result. With timeout_ms, or with
- * interruptible set and a signal handler running, the command is cancelled
- * then (an io-wq cancel interrupts the driver's interruptible sleeps); the
- * result is -ETIMEDOUT or -EINTR unless the command finished anyway. A
- * command that sleeps uninterruptibly is waited for to its end.
+ * Run one control command and return its result. With timeout_ms, with
+ * interruptible set and a signal handler running, or once *abort is set
+ * (another thread's word, looked at every ABORT_POLL_MS), the command is
+ * cancelled then (an io-wq cancel interrupts the driver's interruptible
+ * sleeps); the result is -ETIMEDOUT, -EINTR or -ECANCELED unless the
+ * command finished anyway. A command that sleeps uninterruptibly is waited
+ * for to its end.
  */
 static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_ctrl_cmd *cmd,
-		    unsigned int timeout_ms, bool interruptible)
+		    unsigned int timeout_ms, bool interruptible, atomic_bool *abort)
 {
 	struct iouring_bpf_ring *r = &priv(dev)->ctrl_ring;
-	struct timespec deadline, *dl = NULL;
+	struct timespec deadline, tick, *dl = NULL;
 	struct io_uring_sqe *sqe;
 	__u64 seq, ud;
 	int ret, res = 0, why = 0;
@@ -170,13 +187,7 @@ static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_c
 		return -EBADF;
 	seq = ++priv(dev)->ctrl_seq & ~CANCEL_BIT;
 	if (timeout_ms) {
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += timeout_ms / 1000;
-		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-		if (deadline.tv_nsec >= 1000000000) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000;
-		}
+		deadline_in(&deadline, timeout_ms);
 		dl = &deadline;
 	}
 
@@ -204,12 +215,24 @@ static int ctrl_cmd(struct iouring_bpf_ublk_dev *dev, __u32 op, struct ublksrv_c
 		}
 		if (done && !cancelled)
 			break;
-		ret = ctrl_wait(r, why ? NULL : dl);
+		if (abort && !why) {
+			/* wake up to look at *abort, or at the deadline if that is sooner */
+			deadline_in(&tick, ABORT_POLL_MS);
+			if (dl && ms_left(dl) < ABORT_POLL_MS)
+				tick = *dl;
+			ret = ctrl_wait(r, &tick);
+			if (ret == -ETIME && (!dl || ms_left(dl)))
+				ret = atomic_load(abort) ? -ECANCELED : 0;
+			else if (!ret && atomic_load(abort))
+				ret = -ECANCELED;
+		} else {
+			ret = ctrl_wait(r, why ? NULL : dl);
+		}
 		if (!ret || (ret == -EINTR && (!interruptible || why)))
 			continue;
-		if (ret != -EINTR && ret != -ETIME)
+		if (ret != -EINTR && ret != -ETIME && ret != -ECANCELED)
 			return ret;	/* the ring itself failed */
-		why = ret == -ETIME ? -ETIMEDOUT : -EINTR;
+		why = ret == -ETIME ? -ETIMEDOUT : ret;
 		sqe = ctrl_sqe(r);
 		sqe->opcode = IORING_OP_ASYNC_CANCEL;
 		sqe->fd = -1;
@@ -290,7 +313,7 @@ int iouring_bpf_ublk_get_features(__u64 *features)
 		return ret;
 	dev.info.dev_id = UINT_MAX;	/* a kernel without GET_FEATURES looks this up */
 	ctrl_header(&dev, &c, &f, UBLK_FEATURES_LEN);
-	ret = ctrl_cmd(&dev, UBLK_U_CMD_GET_FEATURES, &c, 0, false);
+	ret = ctrl_cmd(&dev, UBLK_U_CMD_GET_FEATURES, &c, 0, false, NULL);
 	iouring_bpf_ublk_close(&dev);
 	if (ret == -ENODEV)
 		ret = -EOPNOTSUPP;
@@ -308,7 +331,7 @@ int iouring_bpf_ublk_get_info(struct iouring_bpf_ublk_dev *dev)
 	if (!dev)
 		return -EINVAL;
 	ctrl_header(dev, &c, &info, sizeof(info));
-	ret = ctrl_cmd(dev, UBLK_U_CMD_GET_DEV_INFO, &c, 0, false);
+	ret = ctrl_cmd(dev, UBLK_U_CMD_GET_DEV_INFO, &c, 0, false, NULL);
 	if (!ret)
 		dev->info = info;
 	return ret;
@@ -362,7 +385,7 @@ int iouring_bpf_ublk_add(struct iouring_bpf_ublk_dev *dev, int dev_id, unsigned 
 	info.flags = flags;
 	dev->info.dev_id = info.dev_id;
 	ctrl_header(dev, &c, &info, sizeof(info));
-	ret = ctrl_cmd(dev, UBLK_U_CMD_ADD_DEV, &c, 0, false);
+	ret = ctrl_cmd(dev, UBLK_U_CMD_ADD_DEV, &c, 0, false, NULL);
 	if (ret) {
 		iouring_bpf_ublk_close(dev);
 		return ret;
@@ -390,7 +413,7 @@ int iouring_bpf_ublk_set_params(struct iouring_bpf_ublk_dev *dev, const struct u
 	if (!p.len || p.len > sizeof(p))
 		p.len = sizeof(p);
 	ctrl_header(dev, &c, &p, sizeof(p));
-	return ctrl_cmd(dev, UBLK_U_CMD_SET_PARAMS, &c, 0, false);
+	return ctrl_cmd(dev, UBLK_U_CMD_SET_PARAMS, &c, 0, false, NULL);
 }
 
 int iouring_bpf_ublk_get_params(struct iouring_bpf_ublk_dev *dev, struct ublk_params *params)
@@ -402,7 +425,7 @@ int iouring_bpf_ublk_get_params(struct iouring_bpf_ublk_dev *dev, struct ublk_pa
 	memset(params, 0, sizeof(*params));
 	params->len = sizeof(*params);
 	ctrl_header(dev, &c, params, sizeof(*params));
-	return ctrl_cmd(dev, UBLK_U_CMD_GET_PARAMS, &c, 0, false);
+	return ctrl_cmd(dev, UBLK_U_CMD_GET_PARAMS, &c, 0, false, NULL);
 }
 
 int iouring_bpf_ublk_open_char(struct iouring_bpf_ublk_dev *dev)
@@ -437,7 +460,23 @@ int iouring_bpf_ublk_start(struct iouring_bpf_ublk_dev *dev, pid_t daemon)
 		return -EINVAL;
 	ctrl_header(dev, &c, NULL, 0);
 	c.data[0] = daemon;
-	ret = ctrl_cmd(dev, UBLK_U_CMD_START_DEV, &c, 0, true);
+	ret = ctrl_cmd(dev, UBLK_U_CMD_START_DEV, &c, 0, true, NULL);
+	if (!ret)
+		iouring_bpf_ublk_get_info(dev);
+	return ret;
+}
+
+int iouring_bpf__ublk_start_abortable(struct iouring_bpf_ublk_dev *dev, pid_t daemon,
+				      atomic_bool *abort)
+{
+	struct ublksrv_ctrl_cmd c;
+	int ret;
+
+	if (!dev || daemon <= 0 || !abort)
+		return -EINVAL;
+	ctrl_header(dev, &c, NULL, 0);
+	c.data[0] = daemon;
+	ret = ctrl_cmd(dev, UBLK_U_CMD_START_DEV, &c, 0, false, abort);
 	if (!ret)
 		iouring_bpf_ublk_get_info(dev);
 	return ret;
@@ -451,7 +490,7 @@ int iouring_bpf_ublk_stop(struct iouring_bpf_ublk_dev *dev)
 	if (!dev)
 		return -EINVAL;
 	ctrl_header(dev, &c, NULL, 0);
-	ret = ctrl_cmd(dev, UBLK_U_CMD_STOP_DEV, &c, 0, false);
+	ret = ctrl_cmd(dev, UBLK_U_CMD_STOP_DEV, &c, 0, false, NULL);
 	if (!ret)
 		iouring_bpf_ublk_get_info(dev);
 	return ret;
@@ -464,7 +503,7 @@ int iouring_bpf_ublk_delete(struct iouring_bpf_ublk_dev *dev, unsigned int timeo
 	if (!dev)
 		return -EINVAL;
 	ctrl_header(dev, &c, NULL, 0);
-	return ctrl_cmd(dev, UBLK_U_CMD_DEL_DEV, &c, timeout_ms, true);
+	return ctrl_cmd(dev, UBLK_U_CMD_DEL_DEV, &c, timeout_ms, true, NULL);
 }
 
 /* --- queues --- */

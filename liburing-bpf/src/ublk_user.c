@@ -1,6 +1,7 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
- * --target loop-user: the copying baseline, served in user space. One
+ * IOURING_BPF_UBLK_SERVE_USER_COPY (iouring-bpf ublk add --target
+ * loop-user): the copying baseline, served in user space. One
  * io_uring per queue thread carries both the ublk commands and the backing
  * file's I/O. The device has UBLK_F_NEED_GET_DATA: the driver copies a
  * WRITE's data into our buffer only after we ask for it.
@@ -30,7 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ublk.h"
+#include "ublk_server.h"
 
 enum { UD_CMD = 1, UD_IO = 2 };
 #define UD(kind, tag)	(((__u64)(kind) << 32) | (tag))
@@ -45,7 +46,7 @@ struct user_tag {
 };
 
 struct user_queue {
-	struct ublk_queue_thread *qt;
+	struct ublk_server_queue *qt;
 	struct iouring_bpf_ublk_queue q;
 	struct iouring_bpf_ring ring;
 	unsigned int *sq_head, *sq_tail, sq_mask;
@@ -159,7 +160,7 @@ static int start_request(struct user_queue *u, unsigned int tag)
 	t->done = 0;
 	t->zero_write = false;
 	/* a FLUSH has no range: its start sector is (sector_t)-1 */
-	if (t->op != UBLK_IO_OP_FLUSH && t->off + len > u->qt->d->conf->dev_bytes)
+	if (t->op != UBLK_IO_OP_FLUSH && t->off + len > u->qt->s->dev_bytes)
 		return commit(u, tag, -EIO);
 
 	switch (t->op) {
@@ -251,8 +252,8 @@ static int cmd_done(struct user_queue *u, unsigned int tag, int res)
 
 static int setup(struct user_queue *u)
 {
-	struct ublk_queue_thread *qt = u->qt;
-	struct ublk_daemon *d = qt->d;
+	struct ublk_server_queue *qt = u->qt;
+	struct iouring_bpf_ublk_server *d = qt->s;
 	const struct io_uring_params *p;
 	unsigned int depth = d->dev.info.queue_depth, entries = 1;
 	int ret;
@@ -308,10 +309,10 @@ static void teardown(struct user_queue *u)
 	free(u->tags);
 }
 
-void ublk_serve_user(struct ublk_queue_thread *qt)
+void ublk_serve_user(struct ublk_server_queue *qt)
 {
 	struct user_queue u = { .qt = qt, .ring = { .fd = -1 } };
-	unsigned int depth = qt->d->dev.info.queue_depth;
+	unsigned int depth = qt->s->dev.info.queue_depth;
 	int ret;
 
 	if (setup(&u))
