@@ -19,7 +19,7 @@ case $(uname -r) in *-iouring-bpf) ;; *) echo "FAIL: not the iouring-bpf kernel:
 fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
 
 scripts=(add_daemon custom_policy errors ext4 fio_verify loop_user_smoke mainline_zc ops
-	 split_layout state_file stripe_chunk)
+	 serve_library split_layout state_file stripe_chunk)
 [ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
   "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
 	bad "the list of ublk test scripts here is out of date: $(cd "$dir" && ls *.sh | xargs)"
@@ -29,7 +29,7 @@ args() {
 	case $1 in
 	mainline_zc) echo "$srv null" ;;
 	ext4) echo "$T $dir" ;;
-	custom_policy) echo "$T $T" ;;
+	custom_policy | serve_library) echo "$T $T" ;;
 	stripe_chunk) echo "$T $dir layout" ;;
 	*) echo "$T loop" ;;
 	esac
