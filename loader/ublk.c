@@ -85,7 +85,8 @@ static void add_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s ublk add --target loop|split|loop-user|bpf [--file FILE]...\n"
-		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n\n"
+		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n"
+		"                  [--path daemon|kernel]\n\n"
 		"Create /dev/ublkbID and fork a daemon that serves it until the device is\n"
 		"deleted ('%s ublk del ID') or the daemon gets SIGTERM.\n\n"
 		"targets:\n"
@@ -107,7 +108,11 @@ static void add_usage(FILE *f)
 		"                   without files\n"
 		"  --queues N       hardware queues, 1..%d (default 1; at most one per CPU)\n"
 		"  --depth D        requests in flight per queue, 1..%d (default 64)\n"
-		"  --id N           device number (default: the first free one)\n\n"
+		"  --id N           device number (default: the first free one)\n"
+		"  --path P         BPF targets: 'daemon' (default) serves every request from the\n"
+		"                   queues' io_uring; 'kernel' also attaches the policy's\n"
+		"                   ublk_bpf_ops hook (IOURING_BPF_UBLK_HOOK()), which serves\n"
+		"                   requests in the driver's queue_rq() without the daemon\n\n"
 		"loop and split find ublk_loop.bpf.o and ublk_split.bpf.o in\n"
 		"$IOURING_BPF_POLICY_DIR, then %s (an installed binary) or\n"
 		"the build tree (the binary the build made).\n"
@@ -189,7 +194,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 /* --- add --- */
 
 struct add_args {
-	const char *target, *files[IOU_UBLK_MAX_FILES + 1], *policy, *size;
+	const char *target, *files[IOU_UBLK_MAX_FILES + 1], *policy, *size, *path;
 	unsigned int nr_files;
 	unsigned long queues, depth, id;
 	bool have_id;
@@ -207,7 +212,7 @@ static int parse_add(int argc, char **argv, struct add_args *a)
 		}
 		if (strcmp(o, "--target") && strcmp(o, "--file") && strcmp(o, "--policy") &&
 		    strcmp(o, "--size") && strcmp(o, "--queues") && strcmp(o, "--depth") &&
-		    strcmp(o, "--id"))
+		    strcmp(o, "--id") && strcmp(o, "--path"))
 			return usage_error(add_usage, "add", o[0] == '-' ? "unknown option '%s'" :
 					   "unexpected argument '%s'", o);
 		if (i + 1 == argc)
@@ -224,6 +229,11 @@ static int parse_add(int argc, char **argv, struct add_args *a)
 			a->policy = v;
 		} else if (!strcmp(o, "--size")) {
 			a->size = v;
+		} else if (!strcmp(o, "--path")) {
+			if (strcmp(v, "daemon") && strcmp(v, "kernel"))
+				return usage_error(add_usage, "add",
+						   "--path wants 'daemon' or 'kernel', not '%s'", v);
+			a->path = v;
 		} else if (!strcmp(o, "--queues")) {
 			if (parse_uint(v, UBLK_MAX_QUEUES, &n) || !n)
 				return usage_error(add_usage, "add",
@@ -492,6 +502,10 @@ static int validate_add(const struct add_args *a, struct ublk_conf *c)
 			return ret;
 		total += c->file_bytes[i];
 	}
+	c->kernel_path = a->path && !strcmp(a->path, "kernel");
+	if (c->kernel_path && c->target == UBLK_TARGET_LOOP_USER)
+		return usage_error(add_usage, "add", "--path kernel needs a BPF target, not "
+				   "loop-user");
 	if (c->target == UBLK_TARGET_BPF) {
 		if (has_control_char(a->policy))
 			return refuse_control_char("--policy", a->policy, "");
@@ -925,6 +939,9 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 		json_array_end(jw);
 		json_key(jw, "policy");
 		json_string(jw, have_st && st->conf.policy[0] ? st->conf.policy : NULL);
+		json_key(jw, "path");
+		json_string(jw, !have_st || st->conf.target == UBLK_TARGET_LOOP_USER ? NULL :
+			    st->conf.kernel_path ? "kernel" : "daemon");
 		ublk_state_path(id, ".log", path, sizeof(path));
 		json_key(jw, "log");
 		json_string(jw, access(path, F_OK) ? NULL : path);

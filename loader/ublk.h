@@ -31,6 +31,7 @@ struct ublk_conf {
 	unsigned int queues, depth, max_io_bytes;
 	__u32 chunk_bytes;		/* the policy's IOU_UBLK_CHUNK_BYTES(), 0: none */
 	int dev_id;			/* -1: any */
+	bool kernel_path;		/* --path kernel: the policy's ublk_bpf_ops too */
 };
 
 const char *ublk_target_name(enum ublk_target t);

@@ -228,6 +228,8 @@ int ublk_daemon_run(const struct ublk_conf *conf, int report_fd)
 	o.serve_flags = IOURING_BPF_UBLK_SERVE_KEEP_DEVICE;
 	if (c->target == UBLK_TARGET_LOOP_USER)
 		o.serve_flags |= IOURING_BPF_UBLK_SERVE_USER_COPY;
+	if (c->kernel_path)
+		o.serve_flags |= IOURING_BPF_UBLK_SERVE_KERNEL_PATH;
 	o.on_added = on_added;
 	o.log = server_log;
 	o.arg = &d;

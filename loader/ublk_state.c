@@ -136,6 +136,8 @@ int ublk_state_write(const struct ublk_state *s)
 		(unsigned long long)c->dev_bytes);
 	if (c->policy[0])
 		put_value(f, "policy", c->policy);
+	if (c->kernel_path)
+		fprintf(f, "path=kernel\n");
 	for (unsigned int i = 0; i < c->nr_files; i++)
 		put_value(f, "file", c->files[i]);
 	if (fflush(f) || ferror(f))
@@ -156,7 +158,7 @@ int ublk_state_write(const struct ublk_state *s)
 int ublk_state_read(int id, struct ublk_state *s)
 {
 	static const char *const single[] = { "id", "target", "pid", "queues", "depth", "size",
-					      "policy" };
+					      "policy", "path" };
 	unsigned int seen = 0;
 	char path[PATH_MAX], line[4 * PATH_MAX + 32];
 	int ret = 0;
@@ -205,6 +207,8 @@ int ublk_state_read(int id, struct ublk_state *s)
 			s->conf.dev_bytes = strtoull(v, NULL, 10);
 		else if (!strcmp(line, "policy"))
 			snprintf(s->conf.policy, sizeof(s->conf.policy), "%s", v);
+		else if (!strcmp(line, "path"))
+			s->conf.kernel_path = !strcmp(v, "kernel");
 		else if (!strcmp(line, "file") && s->conf.nr_files < IOU_UBLK_MAX_FILES)
 			snprintf(s->conf.files[s->conf.nr_files++], PATH_MAX, "%s", v);
 	}

@@ -19,3 +19,5 @@ IOURING_BPF_STEP(ublk_loop)
 	return iou_ublk_step(ring, lp);
 }
 IOURING_BPF_OPS(ublk_loop_ops, ublk_loop);
+/* the same map, served in the ublk driver (ublk add --path kernel) */
+IOURING_BPF_UBLK_HOOK(ublk_loop_hook);

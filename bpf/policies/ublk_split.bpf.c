@@ -31,3 +31,5 @@ IOURING_BPF_STEP(ublk_split)
 	return iou_ublk_step(ring, lp);
 }
 IOURING_BPF_OPS(ublk_split_ops, ublk_split);
+/* the same map, served in the ublk driver (ublk add --path kernel) */
+IOURING_BPF_UBLK_HOOK(ublk_split_hook);

@@ -22,3 +22,5 @@ IOURING_BPF_STEP(ublk_null)
 	return iou_ublk_step(ring, lp);
 }
 IOURING_BPF_OPS(ublk_null_ops, ublk_null);
+/* the same map, served in the ublk driver (ublk add --path kernel) */
+IOURING_BPF_UBLK_HOOK(ublk_null_hook);

@@ -31,6 +31,9 @@
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include <linux/ublk_cmd.h>
+#ifndef UBLK_F_AUTO_BUF_REG		/* kernel headers older than 6.16 */
+#define UBLK_F_AUTO_BUF_REG		(1ULL << 11)
+#endif
 #include <linux/virtio_blk.h>
 #include <iouring_bpf/geometry.h>
 #include <iouring_bpf/dag.h>
@@ -258,6 +261,27 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 				 __u64 addr);
 
 /*
+ * The kernel path of a ublk policy (kernel patch "ublk: add ublk_bpf_ops"):
+ * attach the policy object's ublk_bpf_ops map (IOURING_BPF_UBLK_HOOK() in
+ * iouring_bpf/ublk.bpf.h) to the device geom->dev_id, with the backing files
+ * fds[0..nr_fds) (open for reading and writing; the kernel takes its own
+ * references). The driver then serves requests in queue_rq() with the
+ * policy's iou_ublk_map(); the device's server keeps serving what the
+ * program hands over and everything after _detach(), which waits for the
+ * requests the program took. The handle is set even on failure, for
+ * _strerror(); free it with _detach().
+ */
+struct iouring_bpf_ublk_hook;
+
+int iouring_bpf_ublk_hook_attach(const char *policy,
+				 const struct iouring_bpf_ublk_geometry *geom,
+				 const int *fds, unsigned int nr_fds,
+				 struct iouring_bpf_ublk_hook **hook);
+struct bpf_object *iouring_bpf_ublk_hook_object(const struct iouring_bpf_ublk_hook *hook);
+const char *iouring_bpf_ublk_hook_strerror(const struct iouring_bpf_ublk_hook *hook);
+void iouring_bpf_ublk_hook_detach(struct iouring_bpf_ublk_hook *hook);
+
+/*
  * A ublk server: a device served by a BPF policy (one instance per queue,
  * each in a thread of the library's, with the ring, fixed files, sparse
  * buffers and iou_ublk global of iouring_bpf/ublk.h's contract) or, with
@@ -269,9 +293,11 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
  * The man page iouring_bpf_ublk_server_start(3) says which signal the
  * library sends to its own threads.
  */
-#define IOURING_BPF_UBLK_SERVE_KERNEL_PATH	(1U << 0)	/* reserved: ublk_bpf_ops; -EOPNOTSUPP */
+#define IOURING_BPF_UBLK_SERVE_KERNEL_PATH	(1U << 0)	/* also attach the policy's ublk_bpf_ops */
 #define IOURING_BPF_UBLK_SERVE_USER_COPY	(1U << 1)	/* no policy: files[0] in user space, copies */
 #define IOURING_BPF_UBLK_SERVE_KEEP_DEVICE	(1U << 2)	/* leave a device that ran, stopped, at the end */
+/* never UBLK_F_AUTO_BUF_REG (default: when the kernel and the policy have it) */
+#define IOURING_BPF_UBLK_SERVE_NO_AUTO_BUF_REG	(1U << 3)
 
 struct iouring_bpf_ublk_server;
 

@@ -77,6 +77,15 @@ int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **out)
 				   "%s: not a BPF ELF object libbpf can open: %s", path, why);
 	}
 	bpf_object__for_each_map(map, p->obj) {
+		/*
+		 * Other struct_ops in the object (a ublk policy's
+		 * ublk_bpf_ops hook) have their own users: not created here,
+		 * and libbpf then does not load their programs either.
+		 */
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS && !is_loop_ops(p->obj, map)) {
+			bpf_map__set_autocreate(map, false);
+			continue;
+		}
 		if (!is_loop_ops(p->obj, map))
 			continue;
 		if (p->ops)

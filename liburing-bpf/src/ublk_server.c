@@ -54,7 +54,8 @@
 
 #define KNOWN_SERVE_FLAGS	(IOURING_BPF_UBLK_SERVE_KERNEL_PATH |                    \
 				 IOURING_BPF_UBLK_SERVE_USER_COPY |                      \
-				 IOURING_BPF_UBLK_SERVE_KEEP_DEVICE)
+				 IOURING_BPF_UBLK_SERVE_KEEP_DEVICE |                    \
+				 IOURING_BPF_UBLK_SERVE_NO_AUTO_BUF_REG)
 
 /* --- messages --- */
 
@@ -166,6 +167,20 @@ static int register_sparse_buffers(struct iouring_bpf_ring *ring, unsigned int n
 	return 0;
 }
 
+static void fill_geometry(const struct iouring_bpf_ublk_server *s, unsigned int q_id,
+			  struct iouring_bpf_ublk_geometry *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->dev_id = s->dev.info.dev_id;
+	g->q_id = q_id;
+	g->depth = s->dev.info.queue_depth;
+	g->nr_files = s->o.nr_files;
+	g->max_io_bytes = s->dev.info.max_io_buf_bytes;
+	g->dev_sectors = s->dev_bytes >> 9;
+	for (unsigned int i = 0; i < s->o.nr_files; i++)
+		g->file_sectors[i] = s->file_bytes[i] >> 9;
+}
+
 static void serve_bpf(struct ublk_server_queue *q)
 {
 	struct iouring_bpf_ublk_server *s = q->s;
@@ -209,15 +224,13 @@ static void serve_bpf(struct ublk_server_queue *q)
 			   s->policy);
 		goto out;
 	}
-	memset(g, 0, sizeof(*g));
-	g->dev_id = s->dev.info.dev_id;
-	g->q_id = q->q_id;
-	g->depth = depth;
-	g->nr_files = s->o.nr_files;
-	g->max_io_bytes = s->dev.info.max_io_buf_bytes;
-	g->dev_sectors = s->dev_bytes >> 9;
-	for (unsigned int i = 0; i < s->o.nr_files; i++)
-		g->file_sectors[i] = s->file_bytes[i] >> 9;
+	fill_geometry(s, q->q_id, g);
+	if (s->dev.info.flags & UBLK_F_AUTO_BUF_REG) {
+		__u32 *auto_reg = iouring_bpf_policy_global_ptr(p, "iou_ublk_auto_buf_reg", &size);
+
+		if (auto_reg && size == sizeof(*auto_reg))
+			*auto_reg = 1;
+	}
 
 	ret = iouring_bpf_policy_set_ring(p, &ring);
 	if (!ret)
@@ -360,6 +373,17 @@ static int setup_device(struct iouring_bpf_ublk_server *s)
 	ret = iouring_bpf_ublk_open_char(&s->dev);
 	if (ret)
 		return sfail(s, ret, "opening /dev/ublkc%d: %s", id, strerror(-ret));
+	if (s->o.serve_flags & IOURING_BPF_UBLK_SERVE_KERNEL_PATH) {
+		struct iouring_bpf_ublk_geometry g;
+
+		/* before START_DEV: the partition scan takes the kernel path too */
+		fill_geometry(s, 0, &g);
+		ret = iouring_bpf_ublk_hook_attach(s->policy, &g, s->file_fds, s->o.nr_files,
+						   &s->hook);
+		if (ret)
+			return sfail(s, ret, "the kernel path: %s",
+				     iouring_bpf_ublk_hook_strerror(s->hook));
+	}
 	return 0;
 }
 
@@ -536,9 +560,10 @@ static int take_opts(struct iouring_bpf_ublk_server *s, const struct iouring_bpf
 	if (o->serve_flags & ~KNOWN_SERVE_FLAGS)
 		return sfail(s, -EINVAL, "unknown serve_flags 0x%x",
 			     o->serve_flags & ~KNOWN_SERVE_FLAGS);
-	if (o->serve_flags & IOURING_BPF_UBLK_SERVE_KERNEL_PATH)
-		return sfail(s, -EOPNOTSUPP, "the kernel path (ublk_bpf_ops) is not available");
 	user = o->serve_flags & IOURING_BPF_UBLK_SERVE_USER_COPY;
+	if (user && (o->serve_flags & IOURING_BPF_UBLK_SERVE_KERNEL_PATH))
+		return sfail(s, -EINVAL, "the kernel path needs a policy: not with "
+			     "IOURING_BPF_UBLK_SERVE_USER_COPY");
 	if (user && o->policy)
 		return sfail(s, -EINVAL, "IOURING_BPF_UBLK_SERVE_USER_COPY serves without a "
 			     "policy, but one is given (%s)", o->policy);
@@ -647,6 +672,9 @@ static int check_policy(struct iouring_bpf_ublk_server *s)
 		ret = iouring_bpf_ublk_policy_chunk(p, s->o.max_io_bytes, &s->chunk_bytes);
 		if (ret)
 			sfail(s, ret, "%s: %s", path, iouring_bpf_policy_strerror(p));
+		/* built with an engine that leaves buffer registration to the driver */
+		s->auto_buf_reg = iouring_bpf_policy_global_ptr(p, "iou_ublk_auto_buf_reg",
+								&size) != NULL;
 	}
 	iouring_bpf_policy_close(p);
 	return ret;
@@ -774,6 +802,13 @@ int iouring_bpf_ublk_server_start(const struct iouring_bpf_ublk_server_opts *opt
 		return ret;
 
 	flags = s->o.flags | (user ? UBLK_F_NEED_GET_DATA : UBLK_F_SUPPORT_ZERO_COPY);
+	/* the driver registers and unregisters the buffers: 2 SQEs, 2 CQEs fewer */
+	if (!user && s->auto_buf_reg && !(s->o.serve_flags & IOURING_BPF_UBLK_SERVE_NO_AUTO_BUF_REG)) {
+		__u64 features = 0;
+
+		if (!iouring_bpf_ublk_get_features(&features) && (features & UBLK_F_AUTO_BUF_REG))
+			flags |= UBLK_F_AUTO_BUF_REG;
+	}
 	ret = iouring_bpf_ublk_add(&s->dev, s->o.dev_id, s->o.queues, s->o.depth,
 				   s->o.max_io_bytes, flags);
 	if (ret) {
@@ -887,6 +922,9 @@ void iouring_bpf_ublk_server_destroy(struct iouring_bpf_ublk_server *s)
 	}
 	if (s->stuck)
 		return;	/* threads that never ended may still use it all */
+	/* requests back to the queues (if any are left) before the device goes */
+	iouring_bpf_ublk_hook_detach(s->hook);
+	s->hook = NULL;
 	if (s->added && !(s->live && (s->o.serve_flags & IOURING_BPF_UBLK_SERVE_KEEP_DEVICE))) {
 		ret = delete_device(s);
 		if (ret)

@@ -41,6 +41,8 @@ struct iouring_bpf_ublk_server {
 	__u64 file_bytes[IOU_UBLK_MAX_FILES];
 	__u64 dev_bytes;
 	__u32 chunk_bytes;		/* the policy's IOU_UBLK_CHUNK_BYTES(), 0: none */
+	bool auto_buf_reg;		/* the policy knows UBLK_F_AUTO_BUF_REG */
+	struct iouring_bpf_ublk_hook *hook;	/* the kernel path, attached */
 	struct iouring_bpf_ublk_dev dev;
 	bool added;			/* ADD_DEV succeeded: dev is ours to delete */
 	bool live;			/* START_DEV succeeded */

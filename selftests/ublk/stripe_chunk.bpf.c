@@ -57,3 +57,5 @@ IOURING_BPF_STEP(stripe_chunk_step)
 	return iou_ublk_step(ring, lp);
 }
 IOURING_BPF_OPS(stripe_chunk_ops, stripe_chunk_step);
+/* the same map, served in the ublk driver (ublk add --path kernel) */
+IOURING_BPF_UBLK_HOOK(stripe_chunk_hook);

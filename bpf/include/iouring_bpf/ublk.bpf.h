@@ -47,9 +47,11 @@
 #include "ring.bpf.h"
 #include "ublk.h"
 
-/* extension kfunc (kernel/patches: ublk BPF support) */
+/* extension kfuncs (kernel/patches: ublk BPF support, ublk_bpf_ops) */
 extern int bpf_ublk_get_io_desc(__u32 dev_id, __u32 q_id, __u32 tag, void *desc,
 				__u32 desc__sz) __ksym __weak;
+extern int bpf_ublk_io_add_extent(struct ublk_bpf_io *io, __u32 file, __u64 file_off,
+				  __u32 buf_off, __u32 len) __ksym __weak;
 
 #define UBLK_IO_OP_READ		0
 #define UBLK_IO_OP_WRITE	1
@@ -57,6 +59,7 @@ extern int bpf_ublk_get_io_desc(__u32 dev_id, __u32 q_id, __u32 tag, void *desc,
 #define UBLK_IO_OP_DISCARD	3
 #define UBLK_IO_OP_WRITE_ZEROES	5
 #define UBLK_IO_RES_ABORT	(-ENODEV)
+#define IOU_UBLK_F_NEED_REG_BUF	(1U << 17)	/* UBLK_IO_F_NEED_REG_BUF */
 
 /* _IOWR('u', nr, struct ublksrv_io_cmd) */
 #define IOU_UBLK_CMD(nr)	(0xc0107500u | (nr))
@@ -71,6 +74,14 @@ extern int bpf_ublk_get_io_desc(__u32 dev_id, __u32 q_id, __u32 tag, void *desc,
 #endif
 
 const volatile struct iouring_bpf_ublk_geometry iou_ublk;
+/*
+ * Set by the daemon when the device has UBLK_F_AUTO_BUF_REG: the driver
+ * registers a request's buffer (index = tag) before handing it over and
+ * unregisters it at COMMIT_AND_FETCH, so the engine sends neither
+ * REGISTER_IO_BUF nor UNREGISTER_IO_BUF. Its presence in an object tells
+ * the daemon the policy can run so (IOU_UBLK_AUTO_BUF_REG_GLOBAL).
+ */
+const volatile __u32 iou_ublk_auto_buf_reg;
 
 #define IOU_UBLK_MAX_EXTENTS	4
 #define IOU_UBLK_MAX_EMIT	8
@@ -223,9 +234,12 @@ __noinline int iou_ublk_start(__u32 tag)
 			return iou_ublk_finish(t, tag, ret);
 		if (!t->nr_ext)
 			return iou_ublk_finish(t, tag, t->len);
-		t->registered = 1;
-		if (iou_ublk_emit(t, tag, IOU_UBLK_K_REG, 0))
-			return -E2BIG;
+		/* the driver registered it already, unless it says otherwise */
+		if (!iou_ublk_auto_buf_reg || (d.op_flags & IOU_UBLK_F_NEED_REG_BUF)) {
+			t->registered = 1;
+			if (iou_ublk_emit(t, tag, IOU_UBLK_K_REG, 0))
+				return -E2BIG;
+		}
 		bpf_for(i, 0, t->nr_ext)
 			if (iou_ublk_emit(t, tag, IOU_UBLK_K_IO, i))
 				return -E2BIG;
@@ -374,11 +388,14 @@ __noinline int iou_ublk_prep(struct io_uring_sqe *sqe, __u32 tag, __u32 k)
 	e = &t->ext[i];
 	switch (kind) {
 	case IOU_UBLK_K_FETCH:
-		iou_ublk_prep_cmd(sqe, IOU_UBLK_FETCH, tag, 0, 0,
+		/* auto registration: struct ublk_auto_buf_reg { index = tag } */
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_FETCH, tag, 0,
+				  iou_ublk_auto_buf_reg ? tag : 0,
 				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
 		break;
 	case IOU_UBLK_K_CMD:
-		iou_ublk_prep_cmd(sqe, IOU_UBLK_COMMIT, tag, t->commit_res, 0,
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_COMMIT, tag, t->commit_res,
+				  iou_ublk_auto_buf_reg ? tag : 0,
 				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
 		break;
 	case IOU_UBLK_K_REG:
@@ -509,6 +526,85 @@ static __always_inline int iou_ublk_step(struct io_ring_ctx *ctx,
 		return iou_stop(0);
 	iou_wait_cqes(&r, lp, 1);
 	return IOU_LOOP_CONTINUE;
+}
+
+/*
+ * The kernel path (kernel/patches: ublk_bpf_ops). A policy that also says
+ *
+ *	IOURING_BPF_UBLK_HOOK(my_hook);
+ *
+ * carries a ublk_bpf_ops struct_ops map, my_hook, whose queue_rq program
+ * runs in the ublk driver when a request arrives and serves it there with
+ * the same iou_ublk_map(): the driver moves the extents between the
+ * request's pages and the files (IOU_UBLK_FILE_INDEX(i): the attachment's
+ * file i; IOU_UBLK_ZERO_INDEX: zeros, reads only), flushes sync every
+ * file, discards and write-zeroes punch. Nothing reaches the daemon, whose
+ * queues stay armed for requests after a detach. `iouring-bpf ublk add
+ * --path kernel` attaches it (iouring_bpf_ublk_hook_attach()). What the
+ * map returns as an error fails the request with that error.
+ */
+__u64 ublk_hook_requests, ublk_hook_errors;
+
+static __always_inline int iou_ublk_hook(struct ublk_bpf_io *io)
+{
+	struct iou_ublk_tag t = {};
+	__u64 off = io->start_sector << 9;
+	__u32 len = io->nr_sectors << 9, i;
+	int ret;
+
+	__sync_fetch_and_add(&ublk_hook_requests, 1);
+	t.op = io->op;
+	t.len = len;
+	switch (io->op) {
+	case UBLK_IO_OP_FLUSH:
+		return UBLK_BPF_SERVE_KERNEL;
+	case UBLK_IO_OP_READ:
+	case UBLK_IO_OP_WRITE:
+	case UBLK_IO_OP_DISCARD:
+	case UBLK_IO_OP_WRITE_ZEROES:
+		break;
+	default:
+		__sync_fetch_and_add(&ublk_hook_errors, 1);
+		return -EOPNOTSUPP;
+	}
+	if (off + len > iou_ublk.dev_sectors << 9) {
+		__sync_fetch_and_add(&ublk_hook_errors, 1);
+		return -EIO;
+	}
+	ret = iou_ublk_map(&t, off, len);
+	if (ret)
+		goto fail;
+	bpf_for(i, 0, IOU_UBLK_MAX_EXTENTS) {
+		struct iou_ublk_extent *e = &t.ext[i & (IOU_UBLK_MAX_EXTENTS - 1)];
+		__u32 file;
+
+		if (i >= t.nr_ext)
+			break;
+		if (e->file == IOU_UBLK_ZERO_INDEX)
+			file = UBLK_BPF_FILE_ZERO;
+		else if (e->file >= IOU_UBLK_FILE_INDEX(0))
+			file = e->file - IOU_UBLK_FILE_INDEX(0);
+		else
+			file = UBLK_BPF_FILE_ZERO - 1;	/* not a file: -EBADF */
+		ret = bpf_ublk_io_add_extent(io, file, e->file_off, e->buf_off, e->len);
+		if (ret)
+			goto fail;
+	}
+	return UBLK_BPF_SERVE_KERNEL;
+fail:
+	__sync_fetch_and_add(&ublk_hook_errors, 1);
+	return ret < 0 ? ret : -EIO;
+}
+
+#define IOURING_BPF_UBLK_HOOK(name)						\
+SEC("struct_ops/queue_rq")							\
+int BPF_PROG(name##_queue_rq, struct ublk_bpf_io *io)				\
+{										\
+	return iou_ublk_hook(io);						\
+}										\
+SEC(".struct_ops.link")								\
+struct ublk_bpf_ops name = {							\
+	.queue_rq = (void *)name##_queue_rq,					\
 }
 
 #endif
