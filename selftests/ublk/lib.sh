@@ -55,11 +55,22 @@ ublk_require() {
 	cd "$work"	# fio keeps verify state files in the working directory
 }
 
-# ublk_add ARGS...: add a device (JSON on stdout), remembered for cleanup
+# ublk_add ARGS...: add a device (JSON on stdout), remembered for cleanup.
+# With UBLK_PATH=kernel (the ublk/*-kernel tests) a BPF target also gets
+# --path kernel: its policy's ublk_bpf_ops hook serves the requests in the
+# driver; `ublk list` must then say so.
 ublk_add() {
-	local out
-	out=$("$T" -j ublk add "$@") || { echo "add $*: $out" >&2; return 1; }
-	ublk_remember "$(jget '["id"]' <<<"$out")"
+	local out id extra=()
+	if [ "${UBLK_PATH:-daemon}" = kernel ] && [[ " $* " != *" loop-user "* ]]; then
+		extra=(--path kernel)
+	fi
+	out=$("$T" -j ublk add "$@" "${extra[@]}") || { echo "add $* ${extra[*]}: $out" >&2; return 1; }
+	id=$(jget '["id"]' <<<"$out")
+	ublk_remember "$id"
+	if [ ${#extra[@]} -gt 0 ] && ! "$T" -j ublk list | json "any(d['id'] == $id and d.get('path') == 'kernel' for d in j)"; then
+		echo "add $* ${extra[*]}: ublk list does not show the kernel path" >&2
+		return 1
+	fi
 	echo "$out"
 }
 
