@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hook_attach: attach a ublk policy object's ublk_bpf_ops hook (the kernel
+ * path, IOURING_BPF_UBLK_HOOK()) to a ublk device with
+ * iouring_bpf_ublk_hook_attach(), for the ublk/hook-* tests.
+ *
+ * usage: hook_attach [--ro] [--bad-fd] [--unpriv] POLICY.bpf.o DEV_ID [FILE]...
+ *   Opens the FILEs (read-write; --ro: read-only), attaches the policy's
+ *   hook to device DEV_ID with them, prints "attached", then waits until
+ *   stdin reaches end of file or SIGTERM/SIGINT comes, prints the hook's
+ *   counters ("ublk_hook_requests N", "ublk_hook_errors N", read live from
+ *   the loaded object's .bss), detaches and prints "detached".
+ *   --bad-fd  pass descriptor 1000 (closed) instead of the first file
+ *   --unpriv  ignore DEV_ID: add a device of our own with
+ *             UBLK_F_UNPRIVILEGED_DEV (CAP_SYS_ADMIN dropped from the
+ *             effective set for ADD_DEV: root's flag is cleared otherwise),
+ *             not started, attach to it, and delete it afterwards (DEL_DEV
+ *             with the char device's path, as the driver wants for such a
+ *             device).
+ *   The geometry is the device's (GET_DEV_INFO, GET_PARAMS) when it can be
+ *   read, else made up from the files (so that the kernel's refusal of a
+ *   missing device is what the test sees).
+ * On failure: "error <negative errno> <message>", exit 1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <liburing.h>
+
+#include "liburing-bpf.h"
+
+#define MAX_FILES	4
+#define BAD_FD		1000
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int fail(int err, const char *what)
+{
+	printf("error %d %s\n", err, what);
+	fflush(stdout);
+	return 1;
+}
+
+/* Clear (on = false) or set again CAP_SYS_ADMIN in the effective set. */
+static int cap_sys_admin(bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	if (on)
+		data[CAP_SYS_ADMIN / 32].effective |= 1U << (CAP_SYS_ADMIN % 32);
+	else
+		data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 0;
+}
+
+/* DEL_DEV of an unprivileged device: the header carries /dev/ublkcN. */
+static int del_unpriv(int dev_id)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct ublksrv_ctrl_cmd c;
+	char path[64];
+	int fd, ret, len;
+
+	len = snprintf(path, sizeof(path), "/dev/ublkc%d", dev_id);
+	fd = open("/dev/ublk-control", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = io_uring_queue_init(4, &ring, IORING_SETUP_SQE128);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	memset(&c, 0, sizeof(c));
+	c.dev_id = dev_id;
+	c.queue_id = (__u16)-1;
+	c.addr = (__u64)(uintptr_t)path;
+	c.len = len;
+	c.dev_path_len = len;
+	sqe = io_uring_get_sqe(&ring);
+	if (!sqe) {
+		io_uring_queue_exit(&ring);
+		close(fd);
+		return -EBUSY;
+	}
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = UBLK_U_CMD_DEL_DEV;
+	/* the SQE128 ring's second half: fresh from mmap, zero */
+	memcpy(sqe->cmd, &c, sizeof(c));
+	ret = io_uring_submit(&ring);
+	if (ret == 1) {
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (!ret) {
+			ret = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	} else if (ret >= 0) {
+		ret = -EIO;
+	}
+	io_uring_queue_exit(&ring);
+	close(fd);
+	return ret;
+}
+
+/* The live value of global NAME in the object's .bss (mmapped), or NULL. */
+static volatile __u64 *bss_u64(struct bpf_object *obj, const char *name)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	struct bpf_map *map, *bss = NULL;
+	size_t size = 0;
+	char *data;
+	int id;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *n = bpf_map__name(map);
+		size_t l = strlen(n);
+
+		if (bpf_map__is_internal(map) && l >= 4 && !strcmp(n + l - 4, ".bss"))
+			bss = map;
+	}
+	if (!bss || !btf)
+		return NULL;
+	data = bpf_map__initial_value(bss, &size);
+	id = btf__find_by_name_kind(btf, ".bss", BTF_KIND_DATASEC);
+	if (!data || id < 0)
+		return NULL;
+	sec = btf__type_by_id(btf, id);
+	v = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (!strcmp(btf__name_by_offset(btf, var->name_off), name) &&
+		    v->size == sizeof(__u64) && v->offset + sizeof(__u64) <= size)
+			return (volatile __u64 *)(data + v->offset);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct iouring_bpf_ublk_geometry g = { 0 };
+	struct iouring_bpf_ublk_hook *hook = NULL;
+	struct iouring_bpf_ublk_dev dev, own;
+	bool ro = false, bad_fd = false, unpriv = false, own_added = false;
+	volatile __u64 *requests, *errors;
+	int fds[MAX_FILES], nr_fds = 0, ret, i, dev_id;
+	const char *policy;
+	struct sigaction sa;
+	char msg[600], buf[256];
+	__u64 file_bytes = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--ro"))
+			ro = true;
+		else if (!strcmp(argv[i], "--bad-fd"))
+			bad_fd = true;
+		else if (!strcmp(argv[i], "--unpriv"))
+			unpriv = true;
+		else
+			break;
+	}
+	if (argc - i < 2 || argc - i - 2 > MAX_FILES) {
+		fprintf(stderr, "usage: %s [--ro] [--bad-fd] [--unpriv] POLICY.bpf.o DEV_ID "
+			"[FILE]... (at most %d)\n", argv[0], MAX_FILES);
+		return 2;
+	}
+	policy = argv[i];
+	dev_id = atoi(argv[i + 1]);
+	for (i += 2; i < argc; i++) {
+		struct stat st;
+		int fd = open(argv[i], (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st)) {
+			int err = errno;
+
+			snprintf(msg, sizeof(msg), "opening %s: %s", argv[i], strerror(err));
+			return fail(-err, msg);
+		}
+		g.file_sectors[nr_fds] = (__u64)st.st_size >> 9;
+		file_bytes += (__u64)st.st_size;
+		fds[nr_fds++] = fd;
+	}
+	if (bad_fd) {
+		close(BAD_FD);
+		if (!nr_fds)
+			nr_fds = 1;
+		fds[0] = BAD_FD;
+	}
+
+	if (unpriv) {
+		ret = cap_sys_admin(false);
+		if (ret)
+			return fail(ret, "dropping CAP_SYS_ADMIN from the effective set");
+		ret = iouring_bpf_ublk_add(&own, -1, 1, 64, 512 << 10, UBLK_F_UNPRIVILEGED_DEV);
+		i = cap_sys_admin(true);
+		if (ret)
+			return fail(ret, "adding an unprivileged device (UBLK_F_UNPRIVILEGED_DEV)");
+		if (i) {
+			del_unpriv(own.info.dev_id);
+			return fail(i, "raising CAP_SYS_ADMIN again");
+		}
+		own_added = true;
+		dev_id = own.info.dev_id;
+		printf("unprivileged device %d flags 0x%llx\n", dev_id,
+		       (unsigned long long)own.info.flags);
+		if (!(own.info.flags & UBLK_F_UNPRIVILEGED_DEV)) {
+			del_unpriv(dev_id);
+			return fail(-EINVAL, "the device has no UBLK_F_UNPRIVILEGED_DEV");
+		}
+	}
+
+	g.dev_id = dev_id;
+	g.nr_files = nr_fds;
+	g.depth = 64;
+	g.max_io_bytes = 512 << 10;
+	g.dev_sectors = file_bytes >> 9;
+	if (!unpriv && iouring_bpf_ublk_open(&dev, dev_id) == 0) {
+		struct ublk_params p;
+
+		g.depth = dev.info.queue_depth;
+		g.max_io_bytes = dev.info.max_io_buf_bytes;
+		if (!iouring_bpf_ublk_get_params(&dev, &p) && (p.types & UBLK_PARAM_TYPE_BASIC))
+			g.dev_sectors = p.basic.dev_sectors;
+		iouring_bpf_ublk_close(&dev);
+	}
+	if (bad_fd && !g.file_sectors[0])
+		g.file_sectors[0] = g.dev_sectors;
+
+	ret = iouring_bpf_ublk_hook_attach(policy, &g, fds, nr_fds, &hook);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "%s", iouring_bpf_ublk_hook_strerror(hook));
+		iouring_bpf_ublk_hook_detach(hook);
+		if (own_added) {
+			int r = del_unpriv(dev_id);
+
+			printf("deleted unprivileged device %d: %d\n", dev_id, r);
+			iouring_bpf_ublk_close(&own);
+		}
+		return fail(ret, msg);
+	}
+	requests = bss_u64(iouring_bpf_ublk_hook_object(hook), "ublk_hook_requests");
+	errors = bss_u64(iouring_bpf_ublk_hook_object(hook), "ublk_hook_errors");
+	/* the kernel holds its own references to the files now */
+	for (i = 0; i < nr_fds; i++)
+		if (fds[i] != BAD_FD)
+			close(fds[i]);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: read() returns EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	printf("attached %s to ublk device %d\n", policy, dev_id);
+	while (!stop) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	if (requests && errors)
+		printf("ublk_hook_requests %llu\nublk_hook_errors %llu\n",
+		       (unsigned long long)*requests, (unsigned long long)*errors);
+	else
+		printf("no ublk_hook_requests/ublk_hook_errors in the object's .bss\n");
+	iouring_bpf_ublk_hook_detach(hook);
+	printf("detached\n");
+	if (own_added) {
+		printf("deleted unprivileged device %d: %d\n", dev_id, del_unpriv(dev_id));
+		iouring_bpf_ublk_close(&own);
+	}
+	return 0;
+}
