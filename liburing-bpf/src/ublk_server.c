@@ -633,6 +633,16 @@ static int open_files(struct iouring_bpf_ublk_server *s)
 					     strerror(-ret));
 			}
 			s->file_bytes[i] = sz;
+			/*
+			 * Direct I/O, as the loop driver's, when the device takes
+			 * the 512-byte requests ublk may send: no second copy in
+			 * its page cache, and asynchronous in the kernel path.
+			 */
+			int lbs = 0;
+
+			if (!ioctl(fd, BLKSSZGET, &lbs) && lbs == 512 &&
+			    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_DIRECT))
+				return sfail(s, -errno, "%s: O_DIRECT: %s", path, strerror(errno));
 		} else if (S_ISREG(st.st_mode)) {
 			s->file_bytes[i] = st.st_size;
 		} else {
