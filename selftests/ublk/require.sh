@@ -18,7 +18,7 @@ case $(uname -r) in *-iouring-bpf) ;; *) echo "FAIL: not the iouring-bpf kernel:
 [ -e /dev/ublk-control ] || { echo "FAIL: this kernel has no /dev/ublk-control"; exit 1; }
 fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
 
-scripts=(add_daemon custom_policy errors ext4 fio_verify hook loop_user_smoke mainline_zc ops
+scripts=(add_daemon custom_policy disk_backing errors ext4 fio_verify hook loop_user_smoke mainline_zc ops
 	 serve_library split_layout state_file stripe_chunk)
 [ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
   "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
