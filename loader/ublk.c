@@ -959,7 +959,8 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 	       info->nr_hw_queues, info->queue_depth, size, daemon,
 	       have_st ? ublk_target_name(st->conf.target) : "-", flags);
 	if (have_st && st->conf.policy[0])
-		printf("     policy: %s\n", st->conf.policy);
+		printf("     policy: %s (%s path)\n", st->conf.policy,
+		       st->conf.kernel_path ? "kernel" : "daemon");
 	if (chunk) {
 		size_text(chunk, size, sizeof(size));
 		printf("     chunk: %s\n", size);
