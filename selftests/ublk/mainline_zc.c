@@ -16,6 +16,9 @@
  *     -> UNREGISTER_IO_BUF
  *
  * then COMMIT_AND_FETCH with the first negative result or the byte count.
+ * With --auto-zc (UBLK_F_AUTO_BUF_REG, mainline 6.16) the driver registers
+ * the buffer at slot tag before the request is delivered and unregisters it
+ * at COMMIT_AND_FETCH, so a request is its data SQE(s) alone.
  * Targets: null (NOP with IORING_NOP_FIXED_BUFFER | INJECT_RESULT), loop
  * (READ_FIXED/WRITE_FIXED on one file, addr = offset into the request),
  * stripe (READV_FIXED/WRITEV_FIXED, one per member file touched, iovec bases
@@ -53,11 +56,27 @@
  *           through tag B fail -EINVAL, the buffer stays, then serve both
  *       --die-after-register S: REGISTER_IO_BUF, then SIGKILL ourselves
  *       --no-user-copy, --need-get-data, --recovery-reissue: ADD_DEV flags
+ *       --auto-zc: UBLK_F_AUTO_BUF_REG (mainline 6.16, kernel patch 27) as
+ *           kublk's --auto_zc: FETCH/COMMIT_AND_FETCH carry struct
+ *           ublk_auto_buf_reg {index = tag} in addr, the driver registers
+ *           and unregisters the request's buffer, the server sends only the
+ *           data SQE(s) on buf_index = tag (no REGISTER/UNREGISTER_IO_BUF)
+ *       --auto-zc-fallback: as kublk's --auto_zc_fallback: index 0xffff
+ *           (past the buffer table) with UBLK_AUTO_BUF_REG_FALLBACK, so the
+ *           registration fails and every request with data comes with
+ *           UBLK_IO_F_NEED_REG_BUF: the server registers it itself (the
+ *           linked REGISTER -> data -> UNREGISTER chain)
+ *       --probe-bad-addr S (with --auto-zc, loop target): before the first
+ *           FETCH, FETCHes whose ublk_auto_buf_reg has reserved0, reserved1
+ *           or an unknown flag set must fail -EINVAL; for the READ at sector
+ *           S a COMMIT_AND_FETCH with reserved0 set must fail -EINVAL and
+ *           commit nothing (the request is then served as usual)
  *   mainline_zc recover ID -t loop -f FILE
  *       START_USER_RECOVERY (retried while -EBUSY, 60 s), serve the device
  *       as "add" does, END_USER_RECOVERY, print "recovered", serve
  *   mainline_zc start ID PID     START_DEV for a server that used --no-start
  *   mainline_zc del ID [--async] DEL_DEV (or DEL_DEV_ASYNC)
+ *   mainline_zc info ID          GET_DEV_INFO: "info id N state S flags 0x..."
  *   mainline_zc features         print UBLK_U_CMD_GET_FEATURES
  */
 #define _GNU_SOURCE
@@ -111,6 +130,24 @@
 #endif
 #ifndef UBLK_U_IO_UNREGISTER_IO_BUF
 #define UBLK_U_IO_UNREGISTER_IO_BUF	_IOWR('u', 0x24, struct ublksrv_io_cmd)
+#endif
+
+/* mainline 6.16's auto buffer registration (kernel patch 27) */
+#ifndef UBLK_F_AUTO_BUF_REG
+#define UBLK_F_AUTO_BUF_REG		(1ULL << 11)
+#define UBLK_AUTO_BUF_REG_FALLBACK	(1 << 0)
+#define UBLK_IO_F_NEED_REG_BUF		(1U << 17)
+struct ublk_auto_buf_reg {
+	__u16	index;
+	__u8	flags;
+	__u8	reserved0;
+	__u32	reserved1;
+};
+static inline __u64 ublk_auto_buf_reg_to_sqe_addr(const struct ublk_auto_buf_reg *reg)
+{
+	return (__u64)reg->index | (__u64)reg->flags << 16 |
+		(__u64)reg->reserved0 << 24 | (__u64)reg->reserved1 << 32;
+}
 #endif
 
 #ifndef UBLK_PARAM_TYPE_DMA_ALIGN
@@ -179,6 +216,7 @@ enum phase {
 	PH_DATA,	/* --link none: data */
 	PH_UNREG,	/* --link none: unregister */
 	PH_FLUSH,	/* fsync of the backing files */
+	PH_AUTO,	/* auto buffer registration: data SQE(s) only */
 	PH_STOPPED,	/* FETCH/COMMIT ended with an error: no more requests */
 };
 
@@ -235,6 +273,8 @@ struct server {
 	long long keep_buf_sector, table_sector, uc_sector, unreg_b_sector,
 		  unreg_a_sector, die_sector;
 	bool keep_buf_close;
+	bool auto_zc, auto_fallback;	/* UBLK_F_AUTO_BUF_REG (kublk --auto_zc[_fallback]) */
+	long long bad_addr_sector;	/* --probe-bad-addr */
 	int held_b;
 	unsigned int nr_bufs;		/* buffer-table slots (depth, +1 user slot) */
 	struct io_uring_cqe *deferred;	/* CQEs seen while waiting for a probe */
@@ -244,6 +284,10 @@ struct server {
 	/* summary */
 	unsigned long served, errors, fixups, unreg_after_error, flushes, held, unexpected;
 	unsigned int max_bytes;		/* largest request seen */
+	unsigned long data_reqs;	/* READ/WRITE requests delivered */
+	unsigned long auto_served;	/* served on the driver's registration */
+	unsigned long need_reg;		/* delivered with UBLK_IO_F_NEED_REG_BUF */
+	unsigned long buf_cmds;		/* REGISTER/UNREGISTER_IO_BUF sent */
 	unsigned int aborted;		/* tags whose FETCH/COMMIT ended in error */
 	unsigned int cmd_inflight;	/* FETCH/COMMIT_AND_FETCH not completed */
 	int thread_ret;
@@ -385,11 +429,26 @@ static void prep_io_cmd(struct io_uring_sqe *sqe, unsigned int op, unsigned int 
 	cmd->addr = addr;
 }
 
+/* FETCH/COMMIT_AND_FETCH addr: with auto registration, where it goes */
+static __u64 fetch_addr(const struct server *s, unsigned int tag)
+{
+	struct ublk_auto_buf_reg reg = { .index = (__u16)tag };
+
+	if (!s->auto_zc)
+		return 0;
+	if (s->auto_fallback) {
+		/* as kublk's --auto_zc_fallback: past the table, so it fails */
+		reg.index = 0xffff;
+		reg.flags = UBLK_AUTO_BUF_REG_FALLBACK;
+	}
+	return ublk_auto_buf_reg_to_sqe_addr(&reg);
+}
+
 static void queue_fetch(struct server *s, unsigned int tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
 
-	prep_io_cmd(sqe, UBLK_U_IO_FETCH_REQ, tag, 0, 0);
+	prep_io_cmd(sqe, UBLK_U_IO_FETCH_REQ, tag, 0, fetch_addr(s, tag));
 	sqe->user_data = ud(tag, NR_FETCH, 0, false);
 	s->cmd_inflight++;
 }
@@ -402,7 +461,7 @@ static void commit(struct server *s, unsigned int tag, int res)
 		s->errors++;
 	s->served++;
 	s->tags[tag].phase = PH_IDLE;
-	prep_io_cmd(sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res, 0);
+	prep_io_cmd(sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res, fetch_addr(s, tag));
 	sqe->user_data = ud(tag, NR_COMMIT, 0, false);
 	s->cmd_inflight++;
 }
@@ -411,6 +470,12 @@ static void prep_buf_cmd(struct io_uring_sqe *sqe, unsigned int op, unsigned int
 {
 	prep_io_cmd(sqe, op, tag, 0, tag);	/* addr = buffer-table slot = tag */
 	sqe->user_data = ud(tag, CMD_NR(op), 0, true);
+}
+
+/* counted where the chains are built (the sync probes send their own) */
+static void count_buf_cmds(struct server *s, unsigned int n)
+{
+	s->buf_cmds += n;
 }
 
 /* the data SQE(s) of a READ/WRITE request; returns how many */
@@ -527,6 +592,7 @@ static void queue_rw(struct server *s, unsigned int tag)
 	if (s->link == L_NONE) {
 		sqe = get_sqe(&s->ring);
 		prep_buf_cmd(sqe, UBLK_U_IO_REGISTER_IO_BUF, tag);
+		count_buf_cmds(s, 1);
 		t->phase = PH_REG;
 		t->pending = 1;
 		return;
@@ -537,8 +603,49 @@ static void queue_rw(struct server *s, unsigned int tag)
 	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS | link;
 	prep_data(s, tag, link);
 	queue_unregister(s, tag);
+	count_buf_cmds(s, 2);
 	t->phase = PH_CHAIN;
 	t->pending = ndata + 1;	/* the register is skip-success */
+}
+
+/* UBLK_F_AUTO_BUF_REG: the driver registered the buffer at slot tag */
+static void queue_auto(struct server *s, unsigned int tag)
+{
+	struct tag_io *t = &s->tags[tag];
+
+	reserve_sqes(&s->ring, s->target == T_STRIPE ? t->nr_members : 1);
+	t->pending = prep_data(s, tag, 0);
+	t->phase = PH_AUTO;
+	s->auto_served++;
+}
+
+/*
+ * A READ/WRITE: with auto registration the data SQE(s) alone, or, when
+ * the driver could not register the buffer (UBLK_IO_F_NEED_REG_BUF,
+ * fallback mode), the server's own REGISTER -> data -> UNREGISTER.
+ */
+static void serve_rw(struct server *s, unsigned int tag)
+{
+	const struct ublksrv_io_desc *iod = &s->iods[tag];
+	bool need_reg = iod->op_flags & UBLK_IO_F_NEED_REG_BUF;
+
+	if (!s->auto_zc) {
+		queue_rw(s, tag);
+		return;
+	}
+	if (need_reg)
+		s->need_reg++;
+	if (need_reg != s->auto_fallback) {
+		/* FALLBACK not asked for, or a registration at 0xffff worked */
+		fprintf(stderr, "tag %u: op_flags 0x%x: NEED_REG_BUF %s in %s mode\n", tag,
+			iod->op_flags, need_reg ? "set" : "not set",
+			s->auto_fallback ? "fallback" : "auto");
+		s->unexpected++;
+	}
+	if (need_reg)
+		queue_rw(s, tag);
+	else
+		queue_auto(s, tag);
 }
 
 static void queue_flush(struct server *s, unsigned int tag)
@@ -573,6 +680,7 @@ struct zc_clone_buffers {
 #define ZC_REGISTER_CLONE_BUFFERS	30
 
 static void start_request(struct server *s, unsigned int tag);
+static void cmd_cqe(struct server *s, const struct io_uring_cqe *cqe);
 
 static void defer_cqe(struct server *s, const struct io_uring_cqe *cqe)
 {
@@ -776,6 +884,127 @@ static void probe_die(struct server *s, unsigned int tag)
 	pause();
 }
 
+/*
+ * Submit what is prepared (the probe's SQE carries user_data udata) and
+ * wait up to 2 s for the CQE of udata; other CQEs are deferred. False if
+ * none came: the command is still pending (the kernel took it).
+ */
+static bool sync_wait_ud(struct server *s, __u64 udata, int *res)
+{
+	struct timespec now, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 2;
+	io_uring_submit(&s->ring);
+	for (;;) {
+		struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_wait_cqe_timeout(&s->ring, &cqe, &ts);
+
+		if (ret == 0) {
+			struct io_uring_cqe c = *cqe;
+
+			io_uring_cqe_seen(&s->ring, cqe);
+			if (c.user_data == udata) {
+				*res = c.res;
+				return true;
+			}
+			defer_cqe(s, &c);
+			continue;
+		}
+		if (ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			fprintf(stderr, "mainline_zc: wait: %s\n", strerror(-ret));
+			s->unexpected++;
+			return false;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec ||
+		    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return false;
+	}
+}
+
+static void report_pending(struct server *s, const char *name, long want)
+{
+	s->probe_fails++;
+	printf("probe %s res pending (the kernel took it) want %ld %s FAIL\n", name, want,
+	       strerror(-want));
+	fflush(stdout);
+}
+
+/*
+ * --probe-bad-addr, before the first FETCH: FETCHes of tags 0-2 whose
+ * struct ublk_auto_buf_reg has reserved0, reserved1 or an unknown flag set
+ * fail -EINVAL. Returns a mask of tags whose FETCH the kernel took anyway
+ * (those need no FETCH of their own).
+ */
+static unsigned int probe_bad_fetch(struct server *s)
+{
+	static const struct { const char *name; __u64 bits; } bad[] = {
+		{ "fetch-reserved0", 1ULL << 24 },
+		{ "fetch-reserved1", 1ULL << 32 },
+		{ "fetch-unknown-flag", 2ULL << 16 },
+	};
+	unsigned int i, taken = 0;
+
+	for (i = 0; i < 3 && i < s->depth; i++) {
+		struct io_uring_sqe *sqe = get_sqe(&s->ring);
+		__u64 addr = fetch_addr(s, i) | bad[i].bits;
+		int res;
+
+		prep_io_cmd(sqe, UBLK_U_IO_FETCH_REQ, i, 0, addr);
+		sqe->user_data = ud(i, NR_FETCH, 0, false);
+		printf("probe %s: FETCH tag %u addr 0x%llx\n", bad[i].name, i,
+		       (unsigned long long)addr);
+		if (sync_wait_ud(s, ud(i, NR_FETCH, 0, false), &res)) {
+			report(s, bad[i].name, res, -EINVAL);
+			if (res >= 0)	/* a request already: not before START_DEV */
+				s->unexpected++;
+		} else {
+			report_pending(s, bad[i].name, -EINVAL);
+			s->cmd_inflight++;	/* it is this tag's FETCH now */
+			taken |= 1u << i;
+		}
+	}
+	return taken;
+}
+
+/*
+ * --probe-bad-addr, for the READ at its sector: a COMMIT_AND_FETCH with
+ * reserved0 set fails -EINVAL and commits nothing; the request is then
+ * served as usual (the reader checks its data). False if the kernel took
+ * the bad command (it committed the request unserved).
+ */
+static bool probe_bad_commit(struct server *s, unsigned int tag)
+{
+	struct io_uring_sqe *sqe = get_sqe(&s->ring);
+	__u64 addr = fetch_addr(s, tag) | (1ULL << 24);
+	__u64 u = ud(tag, NR_COMMIT, 0, false);
+	int res;
+
+	prep_io_cmd(sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, s->tags[tag].bytes, addr);
+	sqe->user_data = u;
+	printf("probe commit-reserved0: COMMIT_AND_FETCH tag %u result %u addr 0x%llx\n", tag,
+	       s->tags[tag].bytes, (unsigned long long)addr);
+	if (sync_wait_ud(s, u, &res)) {
+		report(s, "commit-reserved0", res, -EINVAL);
+		if (res == -EINVAL)
+			return true;
+		if (res < 0)
+			return true;	/* refused otherwise: still ours */
+		/* committed, and the tag already has its next request */
+		s->served++;
+		s->cmd_inflight++;
+		cmd_cqe(s, &(struct io_uring_cqe){ .user_data = u, .res = res });
+		return false;
+	}
+	report_pending(s, "commit-reserved0", -EINVAL);
+	s->served++;
+	s->cmd_inflight++;
+	s->tags[tag].phase = PH_IDLE;
+	return false;
+}
+
 static bool armed(long long *sector, const struct ublksrv_io_desc *iod)
 {
 	if (*sector < 0 || ublksrv_get_op(iod) != UBLK_IO_OP_READ ||
@@ -818,6 +1047,11 @@ static bool probe_hook(struct server *s, unsigned int tag)
 		probe_unreg(s, tag);
 		return true;
 	}
+	if (armed(&s->bad_addr_sector, iod)) {
+		if (probe_bad_commit(s, tag))
+			serve_rw(s, tag);
+		return true;
+	}
 	if (armed(&s->die_sector, iod)) {
 		t->phase = PH_HELD;
 		probe_die(s, tag);
@@ -835,8 +1069,11 @@ static void start_request(struct server *s, unsigned int tag)
 
 	memset(t, 0, offsetof(struct tag_io, m));
 	t->bytes = iod->nr_sectors << 9;
-	if ((op == UBLK_IO_OP_READ || op == UBLK_IO_OP_WRITE) && t->bytes > s->max_bytes)
-		s->max_bytes = t->bytes;
+	if (op == UBLK_IO_OP_READ || op == UBLK_IO_OP_WRITE) {
+		s->data_reqs++;
+		if (t->bytes > s->max_bytes)
+			s->max_bytes = t->bytes;
+	}
 	if (s->never_commit) {
 		t->phase = PH_HELD;
 		s->held++;
@@ -854,7 +1091,7 @@ static void start_request(struct server *s, unsigned int tag)
 			  s->fail_sector < iod->start_sector + iod->nr_sectors;
 		if (s->target == T_STRIPE)
 			stripe_map(s, tag);
-		queue_rw(s, tag);
+		serve_rw(s, tag);
 		break;
 	case UBLK_IO_OP_FLUSH:
 		if (s->nr_files)
@@ -887,6 +1124,7 @@ static void step_done(struct server *s, unsigned int tag)
 			fprintf(stderr, "tag %u: unregister cancelled (err %d), unregistering\n",
 				tag, t->err);
 			queue_unregister(s, tag);
+			count_buf_cmds(s, 1);
 			t->phase = PH_FIXUP;
 			t->pending = 1;
 			return;
@@ -898,6 +1136,7 @@ static void step_done(struct server *s, unsigned int tag)
 	case PH_FIXUP:
 	case PH_UNREG:
 	case PH_FLUSH:
+	case PH_AUTO:
 		break;
 	case PH_REG:
 		if (t->err)
@@ -907,6 +1146,7 @@ static void step_done(struct server *s, unsigned int tag)
 		return;
 	case PH_DATA:
 		queue_unregister(s, tag);
+		count_buf_cmds(s, 1);
 		t->phase = PH_UNREG;
 		t->pending = 1;
 		return;
@@ -1049,7 +1289,7 @@ static void *queue_thread(void *arg)
 	struct server *s = arg;
 	struct io_uring_params p;
 	unsigned int per_req = 2 + (s->target == T_STRIPE ? s->nr_files : 1);
-	unsigned int sq = s->depth * per_req, i;
+	unsigned int sq = s->depth * per_req, i, taken = 0, nfetch = 0;
 	int fds[1 + MAX_FILES], ret;
 
 	memset(&p, 0, sizeof(p));
@@ -1078,10 +1318,15 @@ static void *queue_thread(void *arg)
 		fprintf(stderr, "mainline_zc: register files: %s\n", strerror(-ret));
 		goto fail_ring;
 	}
+	if (s->bad_addr_sector >= 0)
+		taken = probe_bad_fetch(s);
 	for (i = 0; i < s->depth; i++)
-		queue_fetch(s, i);
+		if (!(i < 32 && (taken & (1u << i)))) {
+			queue_fetch(s, i);
+			nfetch++;
+		}
 	ret = io_uring_submit(&s->ring);
-	if (ret != (int)s->depth) {
+	if (ret != (int)nfetch) {
 		fprintf(stderr, "mainline_zc: FETCH submit: %d\n", ret);
 		ret = ret < 0 ? ret : -EIO;
 		goto fail_ring;
@@ -1221,6 +1466,11 @@ static int cmd_add(struct server *s)
 			(unsigned long long)features);
 		return 77;
 	}
+	if (s->auto_zc && !(features & UBLK_F_AUTO_BUF_REG)) {
+		fprintf(stderr, "mainline_zc: features 0x%llx lack AUTO_BUF_REG\n",
+			(unsigned long long)features);
+		return 77;
+	}
 	if (s->nr_files && open_backing(s))
 		return 1;
 
@@ -1282,6 +1532,8 @@ static int cmd_add(struct server *s)
 		s->info.flags |= UBLK_F_NEED_GET_DATA;
 	if (s->recovery_reissue)
 		s->info.flags |= UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE;
+	if (s->auto_zc)	/* with ZERO_COPY, as kublk's --auto_zc */
+		s->info.flags |= UBLK_F_AUTO_BUF_REG;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.dev_id = (__u32)-1;
 	cmd.queue_id = (__u16)-1;
@@ -1295,9 +1547,10 @@ static int cmd_add(struct server *s)
 	}
 	s->dev_id = s->info.dev_id;
 	printf("id %d pid %d\n", s->dev_id, getpid());
-	printf("target %s link %s depth %u size %llu flags 0x%llx max_io %u",
+	printf("target %s link %s depth %u size %llu flags 0x%llx max_io %u%s",
 	       target_name[s->target], link_name[s->link], s->depth, s->size,
-	       (unsigned long long)s->info.flags, s->info.max_io_buf_bytes);
+	       (unsigned long long)s->info.flags, s->info.max_io_buf_bytes,
+	       !s->auto_zc ? "" : s->auto_fallback ? " auto_zc_fallback" : " auto_zc");
 	for (i = 0; i < s->nr_files; i++)
 		printf(" file%u %s%s", i, s->files[i], s->direct[i] ? " (O_DIRECT)" : "");
 	printf("\n");
@@ -1386,9 +1639,11 @@ out:
 	for (i = 0; i < s->nr_files; i++)
 		close(s->backing[i]);
 	printf("exit served %lu errors %lu fixups %lu unreg_after_error %lu flushes %lu held %lu "
-	       "aborted %u max_bytes %u unexpected %lu probe_fails %lu thread %d\n",
+	       "aborted %u max_bytes %u unexpected %lu probe_fails %lu data_reqs %lu auto %lu "
+	       "need_reg %lu buf_cmds %lu thread %d\n",
 	       s->served, s->errors, s->fixups, s->unreg_after_error, s->flushes, s->held,
-	       s->aborted, s->max_bytes, s->unexpected, s->probe_fails, s->thread_ret);
+	       s->aborted, s->max_bytes, s->unexpected, s->probe_fails, s->data_reqs,
+	       s->auto_served, s->need_reg, s->buf_cmds, s->thread_ret);
 	fflush(stdout);
 	return s->unexpected || s->thread_ret || s->probe_fails ? 1 : 0;
 
@@ -1416,9 +1671,11 @@ static void usage(void)
 		"                       [--keep-buf S --keep-buf-then close|exit] [--probe-table S]\n"
 		"                       [--probe-uc S] [--probe-unreg SB,SA] [--die-after-register S]\n"
 		"                       [--no-user-copy] [--need-get-data] [--recovery-reissue]\n"
+		"                       [--auto-zc | --auto-zc-fallback] [--probe-bad-addr S]\n"
 		"       mainline_zc recover ID -t loop -f FILE\n"
 		"       mainline_zc start ID PID\n"
 		"       mainline_zc del ID [--async]\n"
+		"       mainline_zc info ID\n"
 		"       mainline_zc features\n");
 }
 
@@ -1458,6 +1715,9 @@ int main(int argc, char **argv)
 		{ "no-user-copy", no_argument, NULL, 'C' },
 		{ "need-get-data", no_argument, NULL, 'G' },
 		{ "recovery-reissue", no_argument, NULL, 'Q' },
+		{ "auto-zc", no_argument, NULL, 'A' },
+		{ "auto-zc-fallback", no_argument, NULL, 'a' },
+		{ "probe-bad-addr", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server s;
@@ -1478,6 +1738,31 @@ int main(int argc, char **argv)
 		}
 		printf("features 0x%llx zero_copy %d\n", (unsigned long long)f,
 		       !!(f & UBLK_F_SUPPORT_ZERO_COPY));
+		return 0;
+	}
+	if (!strcmp(argv[1], "info") && argc == 3) {
+		struct ublksrv_ctrl_dev_info info;
+		struct ublksrv_ctrl_cmd cmd = {
+			.dev_id = (__u32)atoi(argv[2]),
+			.queue_id = (__u16)-1,
+			.addr = (__u64)(uintptr_t)&info,
+			.len = sizeof(info),
+		};
+		struct ctrl c;
+
+		memset(&info, 0, sizeof(info));
+		ret = ctrl_open(&c);
+		if (!ret) {
+			ret = ctrl_cmd(&c, UBLK_U_CMD_GET_DEV_INFO, &cmd);
+			ctrl_close(&c);
+		}
+		if (ret) {
+			fprintf(stderr, "GET_DEV_INFO %s: %s\n", argv[2], strerror(-ret));
+			return 1;
+		}
+		printf("info id %u state %u flags 0x%llx depth %u queues %u\n", info.dev_id,
+		       info.state, (unsigned long long)info.flags, info.queue_depth,
+		       info.nr_hw_queues);
 		return 0;
 	}
 	if (!strcmp(argv[1], "start") && argc == 4) {
@@ -1512,6 +1797,7 @@ int main(int argc, char **argv)
 	s.keep_buf_sector = s.table_sector = s.uc_sector = -1;
 	s.unreg_b_sector = s.unreg_a_sector = s.die_sector = -1;
 	s.held_b = -1;
+	s.bad_addr_sector = -1;
 	optind = 2;
 	if (!strcmp(argv[1], "recover")) {
 		s.recover = true;
@@ -1597,6 +1883,15 @@ int main(int argc, char **argv)
 		case 'Q':
 			s.recovery_reissue = true;
 			break;
+		case 'A':
+			s.auto_zc = true;
+			break;
+		case 'a':
+			s.auto_zc = s.auto_fallback = true;
+			break;
+		case 'P':
+			s.bad_addr_sector = strtoll(optarg, NULL, 0);
+			break;
 		default:
 			goto bad;
 		}
@@ -1618,6 +1913,17 @@ int main(int argc, char **argv)
 	if ((s.keep_buf_sector >= 0 || s.table_sector >= 0 || s.uc_sector >= 0 ||
 	     s.unreg_b_sector >= 0 || s.die_sector >= 0) && (s.target != T_LOOP || s.link == L_NONE)) {
 		fprintf(stderr, "mainline_zc: the review probes need a linked loop target\n");
+		return 2;
+	}
+	if (s.auto_zc && (s.keep_buf_sector >= 0 || s.table_sector >= 0 || s.uc_sector >= 0 ||
+			  s.unreg_b_sector >= 0 || s.die_sector >= 0 || s.recovery_reissue ||
+			  s.recover)) {
+		fprintf(stderr, "mainline_zc: the review probes register buffers themselves: "
+			"not with --auto-zc\n");
+		return 2;
+	}
+	if (s.bad_addr_sector >= 0 && (!s.auto_zc || s.target != T_LOOP)) {
+		fprintf(stderr, "mainline_zc: --probe-bad-addr needs --auto-zc and a loop target\n");
 		return 2;
 	}
 	return cmd_add(&s);
