@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "liburing-bpf.h"
+#include "internal.h"
 #include <iouring_bpf/ublk.h>
 
 struct iouring_bpf_policy {
@@ -43,15 +44,16 @@ const char *iouring_bpf_policy_strerror(const struct iouring_bpf_policy *p)
 	return p && p->err[0] ? p->err : "no error";
 }
 
-static bool is_loop_ops(const struct bpf_object *obj, const struct bpf_map *map)
+const char *iouring_bpf__struct_ops_type(const struct bpf_object *obj,
+					 const struct bpf_map *map)
 {
 	const struct btf *btf = bpf_object__btf(obj);
 	const struct btf_type *t;
 
 	if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS || !btf)
-		return false;
+		return NULL;
 	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
-	return t && !strcmp(btf__name_by_offset(btf, t->name_off), "io_uring_bpf_ops");
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
 }
 
 int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **out)
@@ -77,17 +79,19 @@ int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **out)
 				   "%s: not a BPF ELF object libbpf can open: %s", path, why);
 	}
 	bpf_object__for_each_map(map, p->obj) {
+		const char *type = iouring_bpf__struct_ops_type(p->obj, map);
+
+		if (!type)
+			continue;
 		/*
 		 * Other struct_ops in the object (a ublk policy's
 		 * ublk_bpf_ops hook) have their own users: not created here,
 		 * and libbpf then does not load their programs either.
 		 */
-		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS && !is_loop_ops(p->obj, map)) {
+		if (strcmp(type, "io_uring_bpf_ops")) {
 			bpf_map__set_autocreate(map, false);
 			continue;
 		}
-		if (!is_loop_ops(p->obj, map))
-			continue;
 		if (p->ops)
 			return policy_fail(p, -EINVAL,
 					   "%s: more than one io_uring_bpf_ops map (%s, %s)", path,

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "liburing-bpf.h"
+#include "internal.h"
 
 #define HOOK_OPS_TYPE	"ublk_bpf_ops"
 #define HOOK_MAX_FILES	4	/* UBLK_BPF_MAX_FILES in the driver */
@@ -49,17 +50,6 @@ static int hook_fail(struct iouring_bpf_ublk_hook *h, int err, const char *fmt, 
 const char *iouring_bpf_ublk_hook_strerror(const struct iouring_bpf_ublk_hook *h)
 {
 	return h && h->err[0] ? h->err : "no error";
-}
-
-static const char *value_type_name(const struct bpf_object *obj, const struct bpf_map *map)
-{
-	const struct btf *btf = bpf_object__btf(obj);
-	const struct btf_type *t;
-
-	if (!btf || bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
-		return NULL;
-	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
-	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
 }
 
 /* Byte offset of member name in the struct_ops value type, or -1. */
@@ -127,7 +117,7 @@ int iouring_bpf_ublk_hook_attach(const char *policy,
 		return hook_fail(h, ret, "%s", iouring_bpf_policy_strerror(h->policy));
 	obj = iouring_bpf_policy_object(h->policy);
 	bpf_object__for_each_map(map, obj) {
-		const char *type = value_type_name(obj, map);
+		const char *type = iouring_bpf__struct_ops_type(obj, map);
 
 		if (!type)
 			continue;

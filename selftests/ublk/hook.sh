@@ -96,21 +96,7 @@ counter_of() { awk -v n="$2" '$1 == n { print $2 }' <<<"$1"; }
 
 # daemon_requests: the daemon's ublk_requests, summed over ublk_loop's .bss
 # maps (one per queue; a ublk_loop hook's instance counts only hook counters)
-daemon_requests() {
-	"$bpftool" -j map dump name ublk_loo.bss 2>/dev/null | python3 -c '
-import json, sys
-def total(o, k):
-    if isinstance(o, dict):
-        n = o[k] if k in o and isinstance(o[k], int) else 0
-        return n + sum(total(v, k) for v in o.values() if isinstance(v, (dict, list)))
-    if isinstance(o, list):
-        return sum(total(x, k) for x in o)
-    return 0
-try:
-    print(total(json.load(sys.stdin), "ublk_requests"))
-except ValueError:
-    print(-1)'
-}
+daemon_requests() { bss_sum "$bpftool" ublk_loo.bss ublk_requests; }
 
 # attach_fails WANT_ERRNO WHAT ARGS...: hook_attach ARGS (stdin empty) exits
 # 1 printing "error WANT_ERRNO ..."; its output in $aout

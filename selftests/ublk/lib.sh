@@ -74,6 +74,25 @@ ublk_add() {
 	echo "$out"
 }
 
+# bss_sum BPFTOOL MAP KEY: the policy counter KEY summed over every BPF map
+# named MAP (a policy's .bss, e.g. ublk_loo.bss: one instance per queue, and
+# one for the kernel path's hook), found by BTF; -1 if it cannot be read
+bss_sum() {
+	"$1" -j map dump name "$2" 2>/dev/null | python3 -c '
+import json, sys
+def total(o, k):
+    if isinstance(o, dict):
+        n = o[k] if k in o and isinstance(o[k], int) else 0
+        return n + sum(total(v, k) for v in o.values() if isinstance(v, (dict, list)))
+    if isinstance(o, list):
+        return sum(total(x, k) for x in o)
+    return 0
+try:
+    print(total(json.load(sys.stdin), sys.argv[1]))
+except ValueError:
+    print(-1)' "$3"
+}
+
 fio_verify() {
 	local dev=$1 name=$2; shift 2
 	# --allow_file_create=0: never a regular file /dev/ublkbN if the node is gone
