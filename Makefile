@@ -13,7 +13,7 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help deps source tools user check check-host demo bench install clean distclean FORCE
+.PHONY: all help deps source tools user check check-host fuzz soak demo bench install clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
@@ -22,6 +22,8 @@ help:
 	@echo "make demo          build everything, boot the kernel, run the demo"
 	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T)"
 	@echo "make check-host    host tests only"
+	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
+	@echo "make soak [MINUTES=10]   ublk kill/delete soak under fio verify for MINUTES"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
 	@echo "make install [PREFIX=/usr/local]  liburing-bpf, its headers, pkg-config file and man pages,"
 	@echo "                   the iouring-bpf tool, and what a policy is built with: vmlinux.h of"
@@ -58,6 +60,15 @@ check: user-$(CHECK_VARIANT)
 
 check-host: user-$(CHECK_VARIANT)
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --no-vm $(if $(T),-t $(T))
+
+# long reliability runs (scripts/reliability): counters in $(BUILD)/reliability/
+SECONDS ?= 600
+MINUTES ?= 10
+fuzz: user-$(CHECK_VARIANT)
+	@scripts/reliability --build-dir $(abs_build) --variant $(CHECK_VARIANT) fuzz $(SECONDS)
+
+soak: user-$(CHECK_VARIANT)
+	@scripts/reliability --build-dir $(abs_build) --variant $(CHECK_VARIANT) soak $(MINUTES)
 
 demo: user-$(DEMO_VARIANT)
 	@scripts/demo --build-dir $(abs_build) --variant $(DEMO_VARIANT)
