@@ -13,14 +13,16 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help deps source tools user check check-host fuzz soak demo bench install clean distclean FORCE
+.PHONY: all help deps source tools user check check-all check-host fuzz soak demo bench install clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
 
 help:
 	@echo "make demo          build everything, boot the kernel, run the demo"
-	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T)"
+	@echo "make check [T=p/]  build everything, run host tests then VM tests (prefix filter T) on the"
+	@echo "                   debug (KASAN + lockdep) kernel; the tests listed as full-only are left out"
+	@echo "make check-all [T=p/]  the same with every test (README: Tests)"
 	@echo "make check-host    host tests only"
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
 	@echo "make soak [MINUTES=10]   ublk kill/delete soak under fio verify for MINUTES"
@@ -56,6 +58,9 @@ user-%: kernel-% tools FORCE
 user: user-$(DEMO_VARIANT)
 
 check: user-$(CHECK_VARIANT)
+	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --ci $(if $(T),-t $(T))
+
+check-all: user-$(CHECK_VARIANT)
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) $(if $(T),-t $(T))
 
 check-host: user-$(CHECK_VARIANT)

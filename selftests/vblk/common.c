@@ -153,11 +153,27 @@ int ring_wait(struct io_uring *ring, unsigned int n, int *res)
 {
 	struct __kernel_timespec ts = { .tv_sec = CMD_TIMEOUT_S };
 	struct io_uring_cqe *cqe;
+	struct timespec deadline;
 	unsigned int i;
 	int ret;
 
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += CMD_TIMEOUT_S;
 	for (i = 0; i < n; i++) {
 		ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+		/* On an IOPOLL ring the kernel's poll loop returns early when
+		 * the task should reschedule, and liburing then reports -ETIME
+		 * at once (seen on the KASAN kernel with an unbind thread
+		 * running): only our own deadline is a timeout. */
+		while (ret == -ETIME) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > deadline.tv_sec ||
+			    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+				break;
+			ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+		}
 		if (!CHECK(!ret, "waiting for CQE %u of %u: %s", i + 1, n, strerror(-ret)))
 			return ret;
 		if (!CHECK(cqe->user_data < n, "CQE with user_data %llu, want < %u",
