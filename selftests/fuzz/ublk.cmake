@@ -1,0 +1,12 @@
+# fuzz/ublk-ctrl and fuzz/ublk-io (issue 15): ublk's control commands, and a
+# misbehaving server's I/O commands under O_DIRECT I/O, in raw UAPI through
+# the distribution's liburing and the patched kernel's headers (as
+# ublk/mainline_zc.c does)
+foreach(f ublk_ctrl_fuzz ublk_io_fuzz)
+  iouring_bpf_test_program(${f} fuzz/${f}.c LIBS PkgConfig::LIBURING pthread)
+  target_include_directories(${f} SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
+  target_include_directories(${f} PRIVATE ${S}/fuzz)
+endforeach()
+# the default budget is 20 s; a case's cleanup is bounded by 60 s more
+iouring_bpf_test(NAME fuzz/ublk-ctrl WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ublk_ctrl_fuzz>)
+iouring_bpf_test(NAME fuzz/ublk-io WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ublk_io_fuzz>)
