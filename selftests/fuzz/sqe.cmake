@@ -8,3 +8,10 @@ iouring_bpf_test_program(sqe_fuzz_test ${S}/fuzz/sqe_fuzz.c
 target_include_directories(sqe_fuzz_test PRIVATE ${S}/fuzz)
 iouring_bpf_test(NAME fuzz/sqe WHERE vm TIMEOUT 120 COMMAND $<TARGET_FILE:sqe_fuzz_test>)
 
+# fuzz/lifecycle: attach, detach, ring close, map free, process exit and
+# signals raced from several threads while a loop runs and sleeps
+bpf_object(lifecycle_fuzz ${S}/fuzz/lifecycle.bpf.c)
+iouring_bpf_test_program(lifecycle_fuzz_test ${S}/fuzz/lifecycle.c
+  LIBS lifecycle_fuzz_skel uring_bpf pthread)
+target_include_directories(lifecycle_fuzz_test PRIVATE ${S}/fuzz)
+iouring_bpf_test(NAME fuzz/lifecycle WHERE vm TIMEOUT 120 COMMAND $<TARGET_FILE:lifecycle_fuzz_test>)
