@@ -14,3 +14,12 @@ iouring_bpf_test(NAME fuzz/ublk-io WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ub
 # the closing note), and K3/K5 leave stuck tasks that spoil later tests in
 # the same boot: only make check-all and make fuzz run them until fixed.
 iouring_bpf_full_only(fuzz/ublk-ctrl fuzz/ublk-io)
+
+# ublk/found-*: each kernel bug the two fuzzers found, replayed as a fixed
+# command sequence (selftests/fuzz/ublk_found.c names the patch of each)
+iouring_bpf_test_program(ublk_found fuzz/ublk_found.c LIBS PkgConfig::LIBURING pthread)
+target_include_directories(ublk_found SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
+target_include_directories(ublk_found PRIVATE ${S}/fuzz)
+foreach(c params-shift partial-fetch result-bounds)
+  iouring_bpf_test(NAME ublk/found-${c} WHERE vm TIMEOUT 120 COMMAND $<TARGET_FILE:ublk_found> ${c})
+endforeach()

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ublk/found-*: the kernel bugs fuzz/ublk-ctrl and fuzz/ublk-io found, each
+ * as a fixed sequence of raw ublk commands that reproduced it before its
+ * patch (kernel/patches, named in each case). Before the fix a case fails by
+ * its own check or by the kernel report the runner finds in dmesg; a hang
+ * is turned into a failure by the watchdog.
+ *
+ *   ublk_found CASE      CASE: params-shift | partial-fetch | result-bounds
+ *                               | stop-then-start | del-ends-start
+ */
+#define _GNU_SOURCE
+#include <stddef.h>
+
+#include "ublk_fuzz.h"
+
+#define DEV_SECTORS	8192u		/* 4 MiB */
+#define MAX_SECTORS	128u		/* 64 KiB per request */
+
+static struct ufz_ctrl ctl;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);	\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		return 1;						\
+	}								\
+} while (0)
+
+static struct ublk_params default_params(void)
+{
+	struct ublk_params p = {
+		.len = sizeof(p),
+		.types = UBLK_PARAM_TYPE_BASIC,
+		.basic = {
+			.logical_bs_shift = 9, .physical_bs_shift = 12,
+			.io_min_shift = 9, .io_opt_shift = 12,
+			.max_sectors = MAX_SECTORS, .dev_sectors = DEV_SECTORS,
+		},
+	};
+
+	return p;
+}
+
+static int cmd_simple(int id, __u32 op, double secs)
+{
+	struct ublksrv_ctrl_cmd cmd = {
+		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
+	};
+
+	return ufz_ctrl_sync(&ctl, op, &cmd, secs);
+}
+
+static int set_params(int id, struct ublk_params *p)
+{
+	struct ublksrv_ctrl_cmd cmd = {
+		.dev_id = id, .queue_id = (__u16)-1,
+		.addr = (__u64)(uintptr_t)p, .len = sizeof(*p),
+	};
+
+	return ufz_ctrl_sync(&ctl, UBLK_U_CMD_SET_PARAMS, &cmd, 10);
+}
+
+/* a device with one queue of @depth tags and default parameters; its id */
+static int add_dev(unsigned int depth, __u64 flags)
+{
+	struct ublksrv_ctrl_dev_info info = {
+		.nr_hw_queues = 1, .queue_depth = depth,
+		.max_io_buf_bytes = MAX_SECTORS << 9,
+		.dev_id = (__u32)-1, .flags = flags,
+	};
+	struct ublksrv_ctrl_cmd cmd = {
+		.dev_id = (__u32)-1, .queue_id = (__u16)-1,
+		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
+	};
+	struct ublk_params p = default_params();
+	int ret;
+
+	ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_ADD_DEV, &cmd, 10);
+	if (ret) {
+		fprintf(stderr, "ADD_DEV: %s\n", ufz_err(ret));
+		return ret;
+	}
+	ret = set_params(info.dev_id, &p);
+	if (ret) {
+		fprintf(stderr, "SET_PARAMS: %s\n", ufz_err(ret));
+		cmd_simple(info.dev_id, UBLK_U_CMD_DEL_DEV, 10);
+		return ret;
+	}
+	return info.dev_id;
+}
+
+/* DEL_DEV within 20 s, and every trace of the device gone */
+static int del_dev(int id)
+{
+	const char *left;
+	int ret = cmd_simple(id, UBLK_U_CMD_DEL_DEV, 20);
+
+	CHECK(ret == 0, "DEL_DEV of %d: %s", id, ufz_err(ret));
+	left = ufz_wait_dev_gone(id, 10);
+	CHECK(!left, "device %d: %s still there after DEL_DEV", id, left);
+	return 0;
+}
+
+/* an SQE, submitting what is queued if the SQ is full */
+static struct io_uring_sqe *next_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe) {
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	if (!sqe)
+		abort();	/* a ring of 4 or more entries, one SQE at a time */
+	return sqe;
+}
+
+/* ------------------------------------------------------------------ */
+/* a server in a thread: copy mode, one buffer per tag, and a policy for
+ * the result it commits                                                */
+
+struct server {
+	int id;
+	unsigned int depth;
+	int fd;
+	struct io_uring ring;
+	const struct ublksrv_io_desc *iods;
+	size_t iods_size;
+	char *bufs[UBLK_MAX_QUEUE_DEPTH];
+	/* the result to commit; default: every byte */
+	int (*result)(struct server *s, const struct ublksrv_io_desc *iod);
+	/* what it saw */
+	unsigned int requests, aborted;
+	__u64 seen_start[64];
+	__u32 seen_sectors[64];
+	unsigned int nseen;
+	pthread_t thread;
+	int error;
+};
+
+/* each sector of the device reads as its own number, repeated */
+static void fill_sectors(char *buf, __u64 start, __u32 nr)
+{
+	for (__u32 i = 0; i < nr; i++)
+		for (unsigned int j = 0; j < 512 / 8; j++)
+			memcpy(buf + i * 512 + j * 8, &(__u64){ start + i }, 8);
+}
+
+static bool check_sectors(const char *buf, __u64 start, __u32 nr)
+{
+	for (__u32 i = 0; i < nr; i++)
+		for (unsigned int j = 0; j < 512 / 8; j++) {
+			__u64 v;
+
+			memcpy(&v, buf + i * 512 + j * 8, 8);
+			if (v != start + i)
+				return false;
+		}
+	return true;
+}
+
+static void *server_fn(void *arg)
+{
+	struct server *s = arg;
+	struct io_uring_cqe *cqe;
+
+	for (unsigned int t = 0; t < s->depth; t++)
+		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd, UBLK_U_IO_FETCH_REQ,
+				0, t, 0, (__u64)(uintptr_t)s->bufs[t], t);
+	if (io_uring_submit(&s->ring) != (int)s->depth) {
+		s->error = -EIO;
+		return NULL;
+	}
+	while (s->aborted < s->depth) {
+		unsigned int tag;
+		const struct ublksrv_io_desc *iod;
+		int res;
+
+		if (io_uring_wait_cqe(&s->ring, &cqe))
+			continue;
+		tag = (unsigned int)cqe->user_data;
+		res = cqe->res;
+		io_uring_cqe_seen(&s->ring, cqe);
+		if (res == UBLK_IO_RES_ABORT) {
+			s->aborted++;
+			continue;
+		}
+		if (res != UBLK_IO_RES_OK || tag >= s->depth) {
+			fprintf(stderr, "server: tag %u: %s\n", tag, ufz_err(res));
+			s->error = res < 0 ? res : -EIO;
+			s->aborted++;
+			continue;
+		}
+		iod = &s->iods[tag];
+		if (s->nseen < 64) {
+			s->seen_start[s->nseen] = iod->start_sector;
+			s->seen_sectors[s->nseen++] = iod->nr_sectors;
+		}
+		s->requests++;
+		if ((iod->op_flags & 0xff) == UBLK_IO_OP_READ)
+			fill_sectors(s->bufs[tag], iod->start_sector, iod->nr_sectors);
+		res = s->result ? s->result(s, iod) : (int)(iod->nr_sectors << 9);
+		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd,
+				UBLK_U_IO_COMMIT_AND_FETCH_REQ, 0, tag, res,
+				(__u64)(uintptr_t)s->bufs[tag], tag);
+		io_uring_submit(&s->ring);
+	}
+	return NULL;
+}
+
+static int server_open(struct server *s, int id, unsigned int depth)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->depth = depth;
+	s->fd = ufz_open_char(id);
+	CHECK(s->fd >= 0, "open /dev/ublkc%d: %s", id, strerror(errno));
+	CHECK(!io_uring_queue_init(2 * depth, &s->ring, 0), "server ring");
+	s->iods = ufz_map_iods(s->fd, 0, depth, &s->iods_size);
+	CHECK(s->iods, "mmap of the descriptors: %s", strerror(errno));
+	for (unsigned int t = 0; t < depth; t++) {
+		void *p;
+
+		CHECK(!posix_memalign(&p, 4096, MAX_SECTORS << 9), "buffer");
+		s->bufs[t] = p;
+	}
+	return 0;
+}
+
+static void server_close(struct server *s)
+{
+	io_uring_queue_exit(&s->ring);
+	munmap((void *)s->iods, s->iods_size);
+	close(s->fd);
+	for (unsigned int t = 0; t < s->depth; t++)
+		free(s->bufs[t]);
+}
+
+/* ADD, server up, START; the block device's path in @bdev */
+static int start_served(struct server *s, unsigned int depth,
+			int (*result)(struct server *, const struct ublksrv_io_desc *),
+			char *bdev, size_t len)
+{
+	int id = add_dev(depth, 0), ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (server_open(s, id, depth))
+		return 1;
+	s->result = result;
+	CHECK(!pthread_create(&s->thread, NULL, server_fn, s), "server thread");
+	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
+	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	snprintf(bdev, len, "/dev/ublkb%d", id);
+	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
+		usleep(10 * 1000);
+	CHECK(!access(bdev, F_OK), "%s did not appear", bdev);
+	return 0;
+}
+
+static int stop_served(struct server *s)
+{
+	int ret = cmd_simple(s->id, UBLK_U_CMD_STOP_DEV, 20);
+
+	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	pthread_join(s->thread, NULL);
+	server_close(s);
+	CHECK(!s->error, "server: %s", ufz_err(s->error));
+	return del_dev(s->id);
+}
+
+/* ------------------------------------------------------------------ */
+/* params-shift: SET_PARAMS took physical_bs_shift, io_min_shift and
+ * io_opt_shift of any size, and START_DEV shifted 1 by them (UBSAN
+ * shift-out-of-bounds at ublk_ctrl_start_dev; fuzz/ublk-ctrl used
+ * io_opt_shift 74). Patch "ublk: reject block size shifts that overflow
+ * the queue limits" refuses anything above 28 (256 MiB), as mainline.  */
+
+static int case_params_shift(void)
+{
+	static const struct { const char *field; size_t off; } f[] = {
+		{ "physical_bs_shift", offsetof(struct ublk_param_basic, physical_bs_shift) },
+		{ "io_min_shift", offsetof(struct ublk_param_basic, io_min_shift) },
+		{ "io_opt_shift", offsetof(struct ublk_param_basic, io_opt_shift) },
+	};
+	static const __u8 bad[] = { 29, 32, 74, 255 };
+	int id = add_dev(4, 0);
+
+	CHECK(id >= 0, "add_dev");
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		struct ublk_params p = default_params();
+		int ret;
+
+		for (size_t b = 0; b < sizeof(bad); b++) {
+			p = default_params();
+			((__u8 *)&p.basic)[f[i].off] = bad[b];
+			ret = set_params(id, &p);
+			CHECK(ret == -EINVAL, "%s = %u: SET_PARAMS gave %s, want -EINVAL",
+			      f[i].field, bad[b], ufz_err(ret));
+		}
+		p = default_params();
+		((__u8 *)&p.basic)[f[i].off] = 28;
+		ret = set_params(id, &p);
+		CHECK(ret == 0, "%s = 28 (256 MiB): SET_PARAMS gave %s, want 0",
+		      f[i].field, ufz_err(ret));
+	}
+	printf("params-shift: 29, 32, 74 and 255 refused for each shift, 28 taken\n");
+	return del_dev(id);
+}
+
+/* ------------------------------------------------------------------ */
+/* partial-fetch: a server fetched tag 0 of 2 and closed its ring; the
+ * ring's cancel of that FETCH warned in ublk_uring_cmd_cancel_fn (the
+ * queue had no server task before all tags were fetched), and a second
+ * task could fetch the rest of the queue. Patch "ublk: make the first
+ * FETCH_REQ of a queue choose its server task".                        */
+
+struct other_fetch {
+	int fd;
+	int res;
+};
+
+static void *other_task_fetch(void *arg)
+{
+	struct other_fetch *o = arg;
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = { .tv_sec = 5 };
+	static char buf[4096] __attribute__((aligned(4096)));
+
+	o->res = 1;
+	if (io_uring_queue_init(4, &ring, 0))
+		return NULL;
+	ufz_prep_io_cmd(next_sqe(&ring), o->fd, UBLK_U_IO_FETCH_REQ, 0, 1, 0,
+			(__u64)(uintptr_t)buf, 1);
+	io_uring_submit(&ring);
+	if (!io_uring_wait_cqe_timeout(&ring, &cqe, &ts)) {
+		o->res = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+static int case_partial_fetch(void)
+{
+	struct server s;
+	struct other_fetch o;
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = { .tv_nsec = 200 * 1000 * 1000 };
+	pthread_t t;
+	int id = add_dev(2, 0);
+
+	CHECK(id >= 0, "add_dev");
+	if (server_open(&s, id, 2))
+		return 1;
+	ufz_prep_io_cmd(next_sqe(&s.ring), s.fd, UBLK_U_IO_FETCH_REQ, 0, 0, 0,
+			(__u64)(uintptr_t)s.bufs[0], 0);
+	CHECK(io_uring_submit(&s.ring) == 1, "FETCH tag 0");
+	CHECK(io_uring_wait_cqe_timeout(&s.ring, &cqe, &ts) == -ETIME,
+	      "FETCH tag 0 completed at once (%d)", cqe->res);
+
+	/* another task may not serve the rest of this queue */
+	o.fd = s.fd;
+	CHECK(!pthread_create(&t, NULL, other_task_fetch, &o), "thread");
+	pthread_join(t, NULL);
+	CHECK(o.res == -EINVAL, "FETCH tag 1 from a second task gave %s, want -EINVAL",
+	      o.res == 1 ? "no completion in 5 s" : ufz_err(o.res));
+
+	/* the server goes away with tag 1 never fetched */
+	ufz_watchdog_arm(60, "closing a partly fetched queue's ring");
+	server_close(&s);
+	ufz_watchdog_arm(0, NULL);
+	printf("partial-fetch: second task refused, ring with 1 of 2 tags fetched closed\n");
+	return del_dev(id);
+}
+
+/* ------------------------------------------------------------------ */
+/* result-bounds: a server committing more bytes than a READ holds made
+ * ublk_unmap_io() warn (ublk_drv.c:1066); a result that was not whole
+ * sectors sent the remainder back as a request of zero sectors, forever
+ * for a WRITE. Patch "ublk: keep a server's READ or WRITE result within
+ * whole blocks of the request".                                        */
+
+#define BIG_AT		1024u	/* READ committed with twice its bytes */
+#define ODD_READ_AT	2048u	/* first commit 4096 + 100 bytes */
+#define ODD_WRITE_AT	3072u
+#define TINY_AT		4096u	/* READ committed with 100 bytes */
+
+static int odd_results(struct server *s, const struct ublksrv_io_desc *iod)
+{
+	int bytes = (int)(iod->nr_sectors << 9);
+
+	(void)s;
+	switch (iod->start_sector) {
+	case BIG_AT:
+		return 2 * bytes;
+	case ODD_READ_AT:
+	case ODD_WRITE_AT:
+		return bytes > 4096 ? 4096 + 100 : bytes;
+	case TINY_AT:
+		return 100;
+	}
+	return bytes;
+}
+
+static bool seen(const struct server *s, __u64 start, __u32 nr)
+{
+	for (unsigned int i = 0; i < s->nseen; i++)
+		if (s->seen_start[i] == start && s->seen_sectors[i] == nr)
+			return true;
+	return false;
+}
+
+static int case_result_bounds(void)
+{
+	struct server s;
+	char bdev[64];
+	void *buf;
+	ssize_t n;
+	int fd;
+
+	if (start_served(&s, 4, odd_results, bdev, sizeof(bdev)))
+		return 1;
+	fd = open(bdev, O_RDWR | O_DIRECT);
+	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	CHECK(!posix_memalign(&buf, 4096, 8192), "buffer");
+	ufz_watchdog_arm(60, "I/O on the device whose server commits odd results");
+
+	n = pread(fd, buf, 8192, (off_t)BIG_AT << 9);
+	CHECK(n == 8192, "READ with a result of twice its size: %zd (%s)", n, strerror(errno));
+	CHECK(check_sectors(buf, BIG_AT, 16), "READ with a result of twice its size: wrong data");
+
+	n = pread(fd, buf, 8192, (off_t)ODD_READ_AT << 9);
+	CHECK(n == 8192, "READ with a result of 4196 of 8192 bytes: %zd (%s)", n, strerror(errno));
+	CHECK(check_sectors(buf, ODD_READ_AT, 16), "READ of 4196 + rest: wrong data");
+	CHECK(seen(&s, ODD_READ_AT + 8, 8),
+	      "the rest of the READ was not sent back as sectors %u+8", ODD_READ_AT + 8);
+
+	memset(buf, 0x5a, 8192);
+	n = pwrite(fd, buf, 8192, (off_t)ODD_WRITE_AT << 9);
+	CHECK(n == 8192, "WRITE with a result of 4196 of 8192 bytes: %zd (%s)", n, strerror(errno));
+	CHECK(seen(&s, ODD_WRITE_AT + 8, 8),
+	      "the rest of the WRITE was not sent back as sectors %u+8", ODD_WRITE_AT + 8);
+
+	n = pread(fd, buf, 4096, (off_t)TINY_AT << 9);
+	CHECK(n < 0 && errno == EIO, "READ with a result of 100 bytes: %zd (%s), want EIO",
+	      n, n < 0 ? strerror(errno) : "no error");
+	ufz_watchdog_arm(0, NULL);
+
+	close(fd);
+	free(buf);
+	printf("result-bounds: %u requests served; oversized result clamped, 4196 bytes "
+	       "completed 4096 and the rest came back whole, 100 bytes failed with EIO\n",
+	       s.requests);
+	return stop_served(&s);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name; int (*fn)(void); } cases[] = {
+		{ "params-shift", case_params_shift },
+		{ "partial-fetch", case_partial_fetch },
+		{ "result-bounds", case_result_bounds },
+	};
+	int ret;
+
+	if (argc != 2 || !strcmp(argv[1], "--help")) {
+		printf("usage: %s CASE\nCASE:", argv[0]);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf(" %s", cases[i].name);
+		printf("\nReplays a ublk bug the fuzzers found; exit 0 when the kernel is fixed.\n");
+		return argc == 2 ? 0 : 2;
+	}
+	ret = ufz_require_ublk("found");
+	if (ret)
+		return ret;
+	ufz_watchdog_start("ublk-found");
+	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128)) {
+		fprintf(stderr, "FAIL: /dev/ublk-control: %s\n", strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(argv[1], cases[i].name))
+			continue;
+		ret = cases[i].fn();
+		ufz_ctrl_close(&ctl);
+		printf("%s: %s\n", cases[i].name, ret ? "FAIL" : "ok");
+		return ret;
+	}
+	fprintf(stderr, "unknown case %s\n", argv[1]);
+	return 2;
+}
