@@ -20,6 +20,7 @@ iouring_bpf_full_only(fuzz/ublk-ctrl fuzz/ublk-io)
 iouring_bpf_test_program(ublk_found fuzz/ublk_found.c LIBS PkgConfig::LIBURING pthread)
 target_include_directories(ublk_found SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
 target_include_directories(ublk_found PRIVATE ${S}/fuzz)
-foreach(c params-shift partial-fetch result-bounds)
+foreach(c params-shift partial-fetch result-bounds stop-then-start stop-ends-start
+    recovery-start-dies)
   iouring_bpf_test(NAME ublk/found-${c} WHERE vm TIMEOUT 120 COMMAND $<TARGET_FILE:ublk_found> ${c})
 endforeach()

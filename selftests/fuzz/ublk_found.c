@@ -7,7 +7,7 @@
  * is turned into a failure by the watchdog.
  *
  *   ublk_found CASE      CASE: params-shift | partial-fetch | result-bounds
- *                               | stop-then-start | del-ends-start
+ *                         | stop-then-start | stop-ends-start | recovery-start-dies
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -17,7 +17,8 @@
 #define DEV_SECTORS	8192u		/* 4 MiB */
 #define MAX_SECTORS	128u		/* 64 KiB per request */
 
-static struct ufz_ctrl ctl;
+/* ctl for synchronous commands; ctl_async for those that wait meanwhile */
+static struct ufz_ctrl ctl, ctl_async;
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
@@ -131,6 +132,8 @@ struct server {
 	char *bufs[UBLK_MAX_QUEUE_DEPTH];
 	/* the result to commit; default: every byte */
 	int (*result)(struct server *s, const struct ublksrv_io_desc *iod);
+	/* exit at the first request, committing nothing */
+	bool die_at_first;
 	/* what it saw */
 	unsigned int requests, aborted;
 	__u64 seen_start[64];
@@ -194,6 +197,10 @@ static void *server_fn(void *arg)
 			continue;
 		}
 		iod = &s->iods[tag];
+		if (s->die_at_first) {
+			s->requests++;
+			return NULL;
+		}
 		if (s->nseen < 64) {
 			s->seen_start[s->nseen] = iod->start_sector;
 			s->seen_sectors[s->nseen++] = iod->nr_sectors;
@@ -457,12 +464,222 @@ static int case_result_bounds(void)
 	return stop_served(&s);
 }
 
+/* ------------------------------------------------------------------ */
+/* a control command left running on ctl_async, and its completion     */
+
+static int async_submit(int id, __u32 op)
+{
+	struct ublksrv_ctrl_cmd cmd = {
+		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
+	};
+
+	if (!ufz_ctrl_prep(&ctl_async, op, &cmd, op))
+		return -EBUSY;
+	return io_uring_submit(&ctl_async.ring) == 1 ? 0 : -EIO;
+}
+
+/* the result of the command async_submit() left running, or -ETIME */
+static int async_result(double secs)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 50 * 1000 * 1000 };
+	struct io_uring_cqe *cqe;
+	double end = fuzz_now() + secs;
+	int res;
+
+	while (io_uring_wait_cqe_timeout(&ctl_async.ring, &cqe, &ts)) {
+		if (fuzz_now() > end)
+			return -ETIME;
+	}
+	res = cqe->res;
+	io_uring_cqe_seen(&ctl_async.ring, cqe);
+	return res;
+}
+
+/* every FETCH_REQ of @s ended with UBLK_IO_RES_ABORT within @secs */
+static int fetches_aborted(struct server *s, double secs)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+	struct io_uring_cqe *cqe;
+	double end = fuzz_now() + secs;
+	unsigned int n = 0;
+
+	while (n < s->depth && fuzz_now() < end) {
+		if (io_uring_wait_cqe_timeout(&s->ring, &cqe, &ts))
+			continue;
+		CHECK(cqe->res == UBLK_IO_RES_ABORT, "FETCH of tag %llu ended with %s, want -ENODEV",
+		      (unsigned long long)cqe->user_data, ufz_err(cqe->res));
+		io_uring_cqe_seen(&s->ring, cqe);
+		n++;
+	}
+	CHECK(n == s->depth, "%u of %u FETCHes ended in %.0f s", n, s->depth, secs);
+	return 0;
+}
+
+static int fetch_all(struct server *s)
+{
+	for (unsigned int t = 0; t < s->depth; t++)
+		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd, UBLK_U_IO_FETCH_REQ, 0, t, 0,
+				(__u64)(uintptr_t)s->bufs[t], t);
+	CHECK(io_uring_submit(&s->ring) == (int)s->depth, "FETCH of %u tags", s->depth);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* stop-then-start: the FETCHes of a never-started device were ended (by
+ * STOP_DEV, or by the exit of the server's ring) and a later START_DEV
+ * still added the disk, whose partition scan went to the freed commands
+ * (KASAN slab-use-after-free in __io_uring_cmd_do_in_task from
+ * ublk_queue_rq). Patch "ublk: do not start a device whose server's
+ * commands were ended": START_DEV fails with -ENODEV.                  */
+
+static int start_after_end(bool by_stop)
+{
+	struct server s;
+	char bdev[64];
+	int id = add_dev(4, 0), ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (server_open(&s, id, 4) || fetch_all(&s))
+		return 1;
+	if (by_stop) {
+		ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 10);
+		CHECK(ret == 0, "STOP_DEV of a device never started: %s", ufz_err(ret));
+		if (fetches_aborted(&s, 10))
+			return 1;
+	}
+	server_close(&s);	/* by_stop false: the ring's exit ends them */
+
+	/*
+	 * A ring's exit runs in a kworker after the close: give it time to
+	 * cancel. If START_DEV still comes first, the commands are alive and
+	 * it may start (the scan then fails); the use-after-free this case
+	 * is about shows up in the kernel log, which the runner checks.
+	 */
+	if (!by_stop)
+		usleep(500 * 1000);
+	ufz_watchdog_arm(60, "START_DEV after the server's commands ended");
+	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
+	ufz_watchdog_arm(0, NULL);
+	snprintf(bdev, sizeof(bdev), "/dev/ublkb%d", id);
+	if (by_stop || ret != 0) {
+		CHECK(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV",
+		      by_stop ? "STOP_DEV" : "the server's ring closed", ufz_err(ret));
+		CHECK(access(bdev, F_OK), "%s exists after a refused START_DEV", bdev);
+	} else {
+		printf("stop-then-start: START_DEV came before the ring's exit work\n");
+	}
+	return del_dev(id);
+}
+
+static int case_stop_then_start(void)
+{
+	if (start_after_end(true) || start_after_end(false))
+		return 1;
+	printf("stop-then-start: START_DEV refused with -ENODEV after STOP_DEV and after "
+	       "the server's ring closed\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* stop-ends-start: a START_DEV waiting for a server that never fetched
+ * was not ended by STOP_DEV or DEL_DEV; it kept its device reference
+ * and DEL_DEV waited with it. Patch "ublk: let STOP_DEV end a START_DEV
+ * that still waits for FETCH_REQs".                                   */
+
+static int start_waits_then(__u32 op)
+{
+	const char *name = op == UBLK_U_CMD_STOP_DEV ? "STOP_DEV" : "DEL_DEV";
+	int id = add_dev(2, 0), ret;
+
+	CHECK(id >= 0, "add_dev");
+	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+	ret = async_result(0.3);
+	CHECK(ret == -ETIME, "START_DEV without a server completed: %s", ufz_err(ret));
+
+	ufz_watchdog_arm(60, name);
+	ret = cmd_simple(id, op, 20);
+	CHECK(ret == 0, "%s while START_DEV waits: %s", name, ufz_err(ret));
+	ret = async_result(10);
+	ufz_watchdog_arm(0, NULL);
+	CHECK(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV", name, ufz_err(ret));
+	if (op == UBLK_U_CMD_STOP_DEV)
+		return del_dev(id);
+	CHECK(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV", id);
+	return 0;
+}
+
+static int case_stop_ends_start(void)
+{
+	if (start_waits_then(UBLK_U_CMD_STOP_DEV) || start_waits_then(UBLK_U_CMD_DEL_DEV))
+		return 1;
+	printf("stop-ends-start: a START_DEV waiting for FETCHes ended with -ENODEV by "
+	       "STOP_DEV and by DEL_DEV\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* recovery-start-dies: the server of a UBLK_F_USER_RECOVERY device died
+ * during START_DEV's partition scan; the scan's read was kept for a next
+ * server that could never come (START_DEV holds ub->mutex), and START_DEV,
+ * the quiesce work and DEL_DEV hung in D state. Patch "ublk: fail the
+ * partition scan's reads when a recovery device's server dies during
+ * START_DEV".                                                          */
+
+static int get_state(int id, __u16 *state)
+{
+	struct ublksrv_ctrl_dev_info info;
+	struct ublksrv_ctrl_cmd cmd = {
+		.dev_id = id, .queue_id = (__u16)-1,
+		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
+	};
+	int ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_GET_DEV_INFO, &cmd, 10);
+
+	*state = info.state;
+	return ret;
+}
+
+static int case_recovery_start_dies(void)
+{
+	struct server s;
+	__u16 state = 0;
+	double end;
+	int id = add_dev(2, UBLK_F_USER_RECOVERY), ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (server_open(&s, id, 2))
+		return 1;
+	s.die_at_first = true;
+	CHECK(!pthread_create(&s.thread, NULL, server_fn, &s), "server thread");
+	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+
+	ufz_watchdog_arm(90, "START_DEV whose server died in the partition scan");
+	pthread_join(s.thread, NULL);
+	CHECK(s.requests == 1, "the server saw %u requests", s.requests);
+	server_close(&s);
+	ret = async_result(30);
+	CHECK(ret == 0, "START_DEV: %s, want 0 (the scan fails, the device starts)",
+	      ufz_err(ret));
+	for (end = fuzz_now() + 10; fuzz_now() < end; usleep(50 * 1000))
+		if (!get_state(id, &state) && state == UBLK_S_DEV_QUIESCED)
+			break;
+	CHECK(state == UBLK_S_DEV_QUIESCED, "device state %u, want QUIESCED (%u)",
+	      state, UBLK_S_DEV_QUIESCED);
+	ret = del_dev(id);
+	ufz_watchdog_arm(0, NULL);
+	if (!ret)
+		printf("recovery-start-dies: START_DEV returned, device quiesced, deleted\n");
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; int (*fn)(void); } cases[] = {
 		{ "params-shift", case_params_shift },
 		{ "partial-fetch", case_partial_fetch },
 		{ "result-bounds", case_result_bounds },
+		{ "stop-then-start", case_stop_then_start },
+		{ "stop-ends-start", case_stop_ends_start },
+		{ "recovery-start-dies", case_recovery_start_dies },
 	};
 	int ret;
 
@@ -477,7 +694,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	ufz_watchdog_start("ublk-found");
-	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128)) {
+	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128) ||
+	    ufz_ctrl_open(&ctl_async, 8, IORING_SETUP_SQE128)) {
 		fprintf(stderr, "FAIL: /dev/ublk-control: %s\n", strerror(errno));
 		return 1;
 	}
@@ -486,6 +704,7 @@ int main(int argc, char **argv)
 			continue;
 		ret = cases[i].fn();
 		ufz_ctrl_close(&ctl);
+		ufz_ctrl_close(&ctl_async);
 		printf("%s: %s\n", cases[i].name, ret ? "FAIL" : "ok");
 		return ret;
 	}
