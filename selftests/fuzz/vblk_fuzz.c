@@ -4,7 +4,7 @@
  * on the scratch disk with serial vblk1, /dev/vdXc0.
  *
  * Each case opens the char device read-only or read-write, sets up a ring
- * (128- or 64-byte SQEs; with --iopoll sometimes IOPOLL), maybe registers a buffer and
+ * (128- or 64-byte SQEs, sometimes IOPOLL unless --no-iopoll), maybe registers a buffer and
  * the file, and submits 1-16 commands whose every field is drawn from the
  * case seed: cmd_op (mostly VIRTBLK_URING_CMD_IO), type (every VIRTIO_BLK_T_*
  * we know and any u32), ioprio, sector (0, the last, past the end, huge),
@@ -37,10 +37,9 @@
 #define REGION_LEN	(8192 + BUF_LEN + (8ull << 30))
 
 static char blk_path[300], chr_path[320];
-/* IOPOLL rings only with --iopoll: on them a FLUSH to the disk without a poll
- * queue has been seen never to complete (replay 0x4e7624c1aa2c3452 with
- * --iopoll; open, see README "Reliability") */
-static bool with_iopoll;
+/* IOPOLL rings unless --no-iopoll (--iopoll is accepted and changes nothing):
+ * cases drawn with IOPOLL off replay the same with either */
+static bool with_iopoll = true;
 static uint64_t disk_sectors;
 
 /* the scratch disk by serial, as the VM runner attaches it */
@@ -340,8 +339,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--iopoll")) {
-			with_iopoll = true;
+		if (!strcmp(argv[i], "--iopoll") || !strcmp(argv[i], "--no-iopoll")) {
+			with_iopoll = !strcmp(argv[i], "--iopoll");
 			memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 			argc--;
 			break;
