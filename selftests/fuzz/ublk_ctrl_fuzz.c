@@ -38,9 +38,11 @@
  * free id works and returns sane information; GET_DEV_INFO of a device
  * describes it. Units: control commands issued.
  *
- * Known kernel issues are reproduced by default. To fuzz past them until
- * they are fixed, $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated, or
- * "known" for all) steers the cases around them:
+ * Kernel bugs this fuzzer found are reproduced by default.
+ * $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated names) steers the cases
+ * around them; "known" means the ones still open on our kernel, today only
+ * recovery-cycle. The others are fixed by kernel patches 28-33 (README
+ * "Reliability"), and their names only matter on a kernel without them:
  *   start-wait      a START_DEV or END_USER_RECOVERY that waits for FETCHes
  *                   is not ended by DEL_DEV (which then waits for it too):
  *                   such commands are cancelled before the cleanup's DEL_DEV

@@ -8,6 +8,7 @@
  *
  *   ublk_found CASE      CASE: params-shift | partial-fetch | result-bounds
  *                         | stop-then-start | stop-ends-start | recovery-start-dies
+ *                         | recovery-cycle
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -63,11 +64,11 @@ static int set_params(int id, struct ublk_params *p)
 	return ufz_ctrl_sync(&ctl, UBLK_U_CMD_SET_PARAMS, &cmd, 10);
 }
 
-/* a device with one queue of @depth tags and default parameters; its id */
-static int add_dev(unsigned int depth, __u64 flags)
+/* a device with @nrq queues of @depth tags and default parameters; its id */
+static int add_dev_queues(unsigned int nrq, unsigned int depth, __u64 flags)
 {
 	struct ublksrv_ctrl_dev_info info = {
-		.nr_hw_queues = 1, .queue_depth = depth,
+		.nr_hw_queues = nrq, .queue_depth = depth,
 		.max_io_buf_bytes = MAX_SECTORS << 9,
 		.dev_id = (__u32)-1, .flags = flags,
 	};
@@ -90,6 +91,11 @@ static int add_dev(unsigned int depth, __u64 flags)
 		return ret;
 	}
 	return info.dev_id;
+}
+
+static int add_dev(unsigned int depth, __u64 flags)
+{
+	return add_dev_queues(1, depth, flags);
 }
 
 /* DEL_DEV within 20 s, and every trace of the device gone */
@@ -124,7 +130,8 @@ static struct io_uring_sqe *next_sqe(struct io_uring *ring)
 
 struct server {
 	int id;
-	unsigned int depth;
+	bool own_fd;
+	unsigned int q, depth;
 	int fd;
 	struct io_uring ring;
 	const struct ublksrv_io_desc *iods;
@@ -134,6 +141,11 @@ struct server {
 	int (*result)(struct server *s, const struct ublksrv_io_desc *iod);
 	/* exit at the first request, committing nothing */
 	bool die_at_first;
+	/* set by the test: leave at the next chance, committing nothing */
+	atomic_bool quit;
+	/* set by the test: leave when the next request comes, holding it */
+	atomic_bool quit_on_request;
+	atomic_bool left;
 	/* what it saw */
 	unsigned int requests, aborted;
 	__u64 seen_start[64];
@@ -164,14 +176,14 @@ static bool check_sectors(const char *buf, __u64 start, __u32 nr)
 	return true;
 }
 
-static void *server_fn(void *arg)
+static void *server_loop(void *arg)
 {
 	struct server *s = arg;
 	struct io_uring_cqe *cqe;
 
 	for (unsigned int t = 0; t < s->depth; t++)
 		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd, UBLK_U_IO_FETCH_REQ,
-				0, t, 0, (__u64)(uintptr_t)s->bufs[t], t);
+				s->q, t, 0, (__u64)(uintptr_t)s->bufs[t], t);
 	if (io_uring_submit(&s->ring) != (int)s->depth) {
 		s->error = -EIO;
 		return NULL;
@@ -181,7 +193,11 @@ static void *server_fn(void *arg)
 		const struct ublksrv_io_desc *iod;
 		int res;
 
-		if (io_uring_wait_cqe(&s->ring, &cqe))
+		struct __kernel_timespec ts = { .tv_nsec = 50 * 1000 * 1000 };
+
+		if (atomic_load(&s->quit))
+			return NULL;
+		if (io_uring_wait_cqe_timeout(&s->ring, &cqe, &ts))
 			continue;
 		tag = (unsigned int)cqe->user_data;
 		res = cqe->res;
@@ -197,6 +213,8 @@ static void *server_fn(void *arg)
 			continue;
 		}
 		iod = &s->iods[tag];
+		if (atomic_load(&s->quit_on_request))
+			return NULL;
 		if (s->die_at_first) {
 			s->requests++;
 			return NULL;
@@ -210,22 +228,35 @@ static void *server_fn(void *arg)
 			fill_sectors(s->bufs[tag], iod->start_sector, iod->nr_sectors);
 		res = s->result ? s->result(s, iod) : (int)(iod->nr_sectors << 9);
 		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd,
-				UBLK_U_IO_COMMIT_AND_FETCH_REQ, 0, tag, res,
+				UBLK_U_IO_COMMIT_AND_FETCH_REQ, s->q, tag, res,
 				(__u64)(uintptr_t)s->bufs[tag], tag);
 		io_uring_submit(&s->ring);
 	}
 	return NULL;
 }
 
-static int server_open(struct server *s, int id, unsigned int depth)
+/* a server of queue @q; on @fd (the char device opens once) or, -1, its own */
+static void *server_fn(void *arg)
+{
+	struct server *s = arg;
+
+	server_loop(s);
+	atomic_store(&s->left, true);
+	return NULL;
+}
+
+static int server_open_queue(struct server *s, int id, unsigned int q, unsigned int depth,
+			     int fd)
 {
 	memset(s, 0, sizeof(*s));
 	s->id = id;
+	s->q = q;
 	s->depth = depth;
-	s->fd = ufz_open_char(id);
+	s->own_fd = fd < 0;
+	s->fd = fd < 0 ? ufz_open_char(id) : fd;
 	CHECK(s->fd >= 0, "open /dev/ublkc%d: %s", id, strerror(errno));
 	CHECK(!io_uring_queue_init(2 * depth, &s->ring, 0), "server ring");
-	s->iods = ufz_map_iods(s->fd, 0, depth, &s->iods_size);
+	s->iods = ufz_map_iods(s->fd, q, depth, &s->iods_size);
 	CHECK(s->iods, "mmap of the descriptors: %s", strerror(errno));
 	for (unsigned int t = 0; t < depth; t++) {
 		void *p;
@@ -236,11 +267,17 @@ static int server_open(struct server *s, int id, unsigned int depth)
 	return 0;
 }
 
+static int server_open(struct server *s, int id, unsigned int depth)
+{
+	return server_open_queue(s, id, 0, depth, -1);
+}
+
 static void server_close(struct server *s)
 {
 	io_uring_queue_exit(&s->ring);
 	munmap((void *)s->iods, s->iods_size);
-	close(s->fd);
+	if (s->own_fd)
+		close(s->fd);
 	for (unsigned int t = 0; t < s->depth; t++)
 		free(s->bufs[t]);
 }
@@ -671,6 +708,149 @@ static int case_recovery_start_dies(void)
 	return ret;
 }
 
+/* ------------------------------------------------------------------ */
+/* recovery-cycle: the quiesce work cancels a dead server's commands
+ * after dropping ub->mutex; START_USER_RECOVERY could reset the ios in
+ * that window (NULL io_uring_cmd in io_uring_cmd_done(), an Oops), and
+ * the work, queued once per queue, could run after the reset and end the
+ * new server's FETCHes. Racy: many cycles on 2 queues, and after each
+ * the new server must serve reads. Patch "ublk: keep the quiesce work's
+ * cancel away from a recovered queue".                                 */
+
+#define CYCLE_QUEUES	2
+#define CYCLES		25
+
+static int servers_up(struct server *s, int id)
+{
+	for (unsigned int q = 0; q < CYCLE_QUEUES; q++) {
+		/* queue 0 opens the char device, the others share it */
+		if (server_open_queue(&s[q], id, q, 8, q ? s[0].fd : -1))
+			return 1;
+		CHECK(!pthread_create(&s[q].thread, NULL, server_fn, &s[q]), "server thread");
+	}
+	return 0;
+}
+
+/* the servers leave without a word, one holding a request of the reader's
+ * (on queue 0, or after 1 s anyway), and their rings close */
+static int servers_die(struct server *s)
+{
+	for (unsigned int q = 0; q < CYCLE_QUEUES; q++)
+		atomic_store(&s[q].quit_on_request, true);
+	for (int i = 0; i < 100 && !atomic_load(&s[0].left); i++)
+		usleep(10 * 1000);
+	for (unsigned int q = 0; q < CYCLE_QUEUES; q++)
+		atomic_store(&s[q].quit, true);
+	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
+		pthread_join(s[q].thread, NULL);
+		CHECK(!s[q].error, "server of queue %u: %s", q, ufz_err(s[q].error));
+		server_close(&s[q]);
+	}
+	return 0;
+}
+
+static int read_check(int fd, unsigned int cycle)
+{
+	static char buf[8192] __attribute__((aligned(4096)));
+	__u64 sector = (cycle * 64) % (DEV_SECTORS - 16);
+	ssize_t n = pread(fd, buf, sizeof(buf), (off_t)sector << 9);
+
+	CHECK(n == (ssize_t)sizeof(buf), "cycle %u: read: %zd (%s)", cycle, n, strerror(errno));
+	CHECK(check_sectors(buf, sector, 16), "cycle %u: wrong data", cycle);
+	return 0;
+}
+
+struct cycle_reader {
+	int fd;
+	atomic_bool stop;
+	unsigned long reads, errors, wrong;
+};
+
+/* reads all the time, through every recovery: data or EIO, never wrong data */
+static void *cycle_reader_fn(void *arg)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct cycle_reader *r = arg;
+
+	for (unsigned int i = 0; !atomic_load(&r->stop); i++) {
+		__u64 sector = (i * 24) % (DEV_SECTORS - 8);
+		ssize_t n = pread(r->fd, buf, sizeof(buf), (off_t)sector << 9);
+
+		if (n == (ssize_t)sizeof(buf)) {
+			r->reads++;
+			r->wrong += !check_sectors(buf, sector, 8);
+		} else {
+			r->errors++;
+		}
+	}
+	return NULL;
+}
+
+static int case_recovery_cycle(void)
+{
+	struct cycle_reader rd = { 0 };
+	pthread_t rt;
+	struct server s[CYCLE_QUEUES];
+	char bdev[64];
+	__u16 state = 0;
+	int id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY), fd, ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (servers_up(s, id))
+		return 1;
+	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
+	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	snprintf(bdev, sizeof(bdev), "/dev/ublkb%d", id);
+	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
+		usleep(10 * 1000);
+	fd = open(bdev, O_RDONLY | O_DIRECT);
+	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	if (read_check(fd, 0))
+		return 1;
+	rd.fd = fd;
+	CHECK(!pthread_create(&rt, NULL, cycle_reader_fn, &rd), "reader thread");
+
+	for (unsigned int c = 1; c <= CYCLES; c++) {
+		double end;
+
+		ufz_watchdog_arm(60, "a recovery cycle");
+		if (servers_die(s))
+			return 1;
+		/* START_USER_RECOVERY as soon as it is allowed: the race */
+		for (end = fuzz_now() + 20;; usleep(1000)) {
+			ret = cmd_simple(id, UBLK_U_CMD_START_USER_RECOVERY, 10);
+			if (ret != -EBUSY || fuzz_now() > end)
+				break;
+		}
+		CHECK(ret == 0, "cycle %u: START_USER_RECOVERY: %s", c, ufz_err(ret));
+		if (servers_up(s, id))
+			return 1;
+		ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
+		CHECK(ret == 0, "cycle %u: END_USER_RECOVERY: %s", c, ufz_err(ret));
+		CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
+		      "cycle %u: state %u after END_USER_RECOVERY", c, state);
+		/* the new servers' FETCHes were not ended by a late cancel */
+		if (read_check(fd, c))
+			return 1;
+	}
+	atomic_store(&rd.stop, true);
+	pthread_join(rt, NULL);
+	ufz_watchdog_arm(0, NULL);
+	close(fd);
+	CHECK(!rd.wrong, "the reader got wrong data %lu times", rd.wrong);
+
+	ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
+	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
+		pthread_join(s[q].thread, NULL);
+		server_close(&s[q]);
+	}
+	printf("recovery-cycle: %u recovery cycles on %u queues, every one served reads; "
+	       "a reader meanwhile: %lu reads, %lu errors\n",
+	       CYCLES, CYCLE_QUEUES, rd.reads, rd.errors);
+	return del_dev(id);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; int (*fn)(void); } cases[] = {
@@ -680,6 +860,7 @@ int main(int argc, char **argv)
 		{ "stop-then-start", case_stop_then_start },
 		{ "stop-ends-start", case_stop_ends_start },
 		{ "recovery-start-dies", case_recovery_start_dies },
+		{ "recovery-cycle", case_recovery_cycle },
 	};
 	int ret;
 

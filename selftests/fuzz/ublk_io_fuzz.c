@@ -37,8 +37,10 @@
  * The device's request timeout is 5 s (io_timeout), so that a server that
  * died holding every tag of a queue is noticed by ublk_timeout() soon.
  *
- * Known kernel issues are reproduced by default; $IOURING_BPF_UBLK_FUZZ_AVOID
- * (comma-separated, or "known") steers around them until they are fixed:
+ * Kernel bugs this fuzzer found are reproduced by default;
+ * $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated names) steers around them on
+ * a kernel without their fixes (patches 29 and 33; none is open on ours, so
+ * "known" avoids nothing here):
  *   res-big-read      a READ committed with a result larger than the request
  *                     in plain copy mode hits WARN_ON_ONCE(io->res >
  *                     rq_bytes) in ublk_unmap_io(): larger results only for
