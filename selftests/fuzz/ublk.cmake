@@ -8,11 +8,7 @@ foreach(f ublk_ctrl_fuzz ublk_io_fuzz)
   target_include_directories(${f} PRIVATE ${S}/fuzz)
 endforeach()
 # the default budget is 20 s; a case's cleanup is bounded by 60 s more
-# fuzz/ublk-ctrl steers around the one ublk bug still open (recovery-cycle,
-# README "Reliability") unless $IOURING_BPF_UBLK_FUZZ_AVOID says otherwise
-# (empty: reproduce everything)
-iouring_bpf_test(NAME fuzz/ublk-ctrl WHERE vm TIMEOUT 150 COMMAND
-  IOURING_BPF_UBLK_FUZZ_AVOID=\${IOURING_BPF_UBLK_FUZZ_AVOID-known} $<TARGET_FILE:ublk_ctrl_fuzz>)
+iouring_bpf_test(NAME fuzz/ublk-ctrl WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ublk_ctrl_fuzz>)
 iouring_bpf_test(NAME fuzz/ublk-io WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ublk_io_fuzz>)
 
 # ublk/found-*: each kernel bug the two fuzzers found, replayed as a fixed

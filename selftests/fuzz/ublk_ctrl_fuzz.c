@@ -38,11 +38,10 @@
  * free id works and returns sane information; GET_DEV_INFO of a device
  * describes it. Units: control commands issued.
  *
- * Kernel bugs this fuzzer found are reproduced by default.
- * $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated names) steers the cases
- * around them; "known" means the ones still open on our kernel, today only
- * recovery-cycle. The others are fixed by kernel patches 28-33 (README
- * "Reliability"), and their names only matter on a kernel without them:
+ * Kernel bugs this fuzzer found are reproduced by default; all are fixed
+ * by kernel patches 28-33 and 35 (README "Reliability"). On a kernel
+ * without those, $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated names)
+ * steers the cases around them:
  *   start-wait      a START_DEV or END_USER_RECOVERY that waits for FETCHes
  *                   is not ended by DEL_DEV (which then waits for it too):
  *                   such commands are cancelled before the cleanup's DEL_DEV
@@ -1833,7 +1832,7 @@ int main(int argc, char **argv)
 		avoid_stop_start = a && strstr(a, "stop-then-start");
 		avoid_recovery_start = a && strstr(a, "recovery-start");
 		avoid_param_shift = a && strstr(a, "param-shift");
-		avoid_recovery_cycle = a && (strstr(a, "recovery-cycle") || strstr(a, "known"));
+		avoid_recovery_cycle = a && strstr(a, "recovery-cycle");
 		if (avoid_start_wait || avoid_partial_cancel || avoid_stop_start ||
 		    avoid_recovery_start || avoid_param_shift || avoid_recovery_cycle)
 			printf("fuzz %s: avoiding known issues:%s%s%s%s%s%s\n", NAME,

@@ -39,8 +39,7 @@
  *
  * Kernel bugs this fuzzer found are reproduced by default;
  * $IOURING_BPF_UBLK_FUZZ_AVOID (comma-separated names) steers around them on
- * a kernel without their fixes (patches 29 and 33; none is open on ours, so
- * "known" avoids nothing here):
+ * a kernel without their fixes (patches 29 and 33):
  *   res-big-read      a READ committed with a result larger than the request
  *                     in plain copy mode hits WARN_ON_ONCE(io->res >
  *                     rq_bytes) in ublk_unmap_io(): larger results only for
