@@ -8,7 +8,7 @@
  *
  *   ublk_found CASE      CASE: params-shift | partial-fetch | result-bounds
  *                         | stop-then-start | stop-ends-start | recovery-start-dies
- *                         | recovery-cycle
+ *                         | recovery-cycle | recovery-unfetched-queue
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -282,6 +282,16 @@ static void server_close(struct server *s)
 		free(s->bufs[t]);
 }
 
+/* /dev/ublkb@id within 5 s of START_DEV; its path in @bdev */
+static int wait_bdev(int id, char *bdev, size_t len)
+{
+	snprintf(bdev, len, "/dev/ublkb%d", id);
+	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
+		usleep(10 * 1000);
+	CHECK(!access(bdev, F_OK), "%s did not appear", bdev);
+	return 0;
+}
+
 /* ADD, server up, START; the block device's path in @bdev */
 static int start_served(struct server *s, unsigned int depth,
 			int (*result)(struct server *, const struct ublksrv_io_desc *),
@@ -296,11 +306,7 @@ static int start_served(struct server *s, unsigned int depth,
 	CHECK(!pthread_create(&s->thread, NULL, server_fn, s), "server thread");
 	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
 	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
-	snprintf(bdev, len, "/dev/ublkb%d", id);
-	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
-		usleep(10 * 1000);
-	CHECK(!access(bdev, F_OK), "%s did not appear", bdev);
-	return 0;
+	return wait_bdev(id, bdev, len);
 }
 
 static int stop_served(struct server *s)
@@ -800,9 +806,8 @@ static int case_recovery_cycle(void)
 		return 1;
 	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
 	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
-	snprintf(bdev, sizeof(bdev), "/dev/ublkb%d", id);
-	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
-		usleep(10 * 1000);
+	if (wait_bdev(id, bdev, sizeof(bdev)))
+		return 1;
 	fd = open(bdev, O_RDONLY | O_DIRECT);
 	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
 	if (read_check(fd, 0))
@@ -851,6 +856,79 @@ static int case_recovery_cycle(void)
 	return del_dev(id);
 }
 
+/* ------------------------------------------------------------------ */
+/* recovery-unfetched-queue: START_USER_RECOVERY put the old server task
+ * of every queue, also of a queue the last server never fetched (a NULL
+ * put_task_struct, an Oops), after warning that the task was not dying.
+ * A new server fetches queue 0 only and leaves; recovery is asked for
+ * again, and then a full server must bring the device back. Patch "ublk:
+ * let START_USER_RECOVERY reset a queue its last server never fetched". */
+
+/* START_USER_RECOVERY once the dead server's char device is released */
+static int start_recovery(int id, const char *when)
+{
+	double end = fuzz_now() + 20;
+	int ret;
+
+	for (;; usleep(1000)) {
+		ret = cmd_simple(id, UBLK_U_CMD_START_USER_RECOVERY, 10);
+		if (ret != -EBUSY || fuzz_now() > end)
+			break;
+	}
+	CHECK(ret == 0, "START_USER_RECOVERY %s: %s", when, ufz_err(ret));
+	return 0;
+}
+
+static int case_recovery_unfetched_queue(void)
+{
+	struct server s[CYCLE_QUEUES], half;
+	char bdev[64];
+	__u16 state = 0;
+	int id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY), fd, ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (servers_up(s, id))
+		return 1;
+	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
+	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	if (wait_bdev(id, bdev, sizeof(bdev)))
+		return 1;
+
+	ufz_watchdog_arm(90, "recovery of a queue that was never fetched");
+	if (servers_die(s) || start_recovery(id, "after the server died"))
+		return 1;
+	/* a new server that fetches every tag of queue 0, none of queue 1 */
+	if (server_open_queue(&half, id, 0, 8, -1) || fetch_all(&half))
+		return 1;
+	server_close(&half);
+	if (start_recovery(id, "after a server that fetched queue 0 only"))
+		return 1;
+
+	if (servers_up(s, id))
+		return 1;
+	ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
+	CHECK(ret == 0, "END_USER_RECOVERY: %s", ufz_err(ret));
+	CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
+	      "state %u after END_USER_RECOVERY, want LIVE (%u)", state, UBLK_S_DEV_LIVE);
+	fd = open(bdev, O_RDONLY | O_DIRECT);
+	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	ret = read_check(fd, 1);
+	close(fd);
+	if (ret)
+		return 1;
+	ufz_watchdog_arm(0, NULL);
+
+	ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
+	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
+		pthread_join(s[q].thread, NULL);
+		server_close(&s[q]);
+	}
+	printf("recovery-unfetched-queue: recovery after a server that fetched one of "
+	       "%u queues, then served reads\n", CYCLE_QUEUES);
+	return del_dev(id);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; int (*fn)(void); } cases[] = {
@@ -861,6 +939,7 @@ int main(int argc, char **argv)
 		{ "stop-ends-start", case_stop_ends_start },
 		{ "recovery-start-dies", case_recovery_start_dies },
 		{ "recovery-cycle", case_recovery_cycle },
+		{ "recovery-unfetched-queue", case_recovery_unfetched_queue },
 	};
 	int ret;
 
@@ -874,6 +953,7 @@ int main(int argc, char **argv)
 	ret = ufz_require_ublk("found");
 	if (ret)
 		return ret;
+	ufz_wd.unseeded = true;
 	ufz_watchdog_start("ublk-found");
 	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128) ||
 	    ufz_ctrl_open(&ctl_async, 8, IORING_SETUP_SQE128)) {

@@ -220,6 +220,7 @@ struct ufz_watchdog {
 	_Atomic uint64_t case_seed;
 	_Atomic double deadline;	/* fuzz_now() seconds; 0: disarmed */
 	_Atomic(const char *) what;	/* what we wait for */
+	bool unseeded;			/* a fixed program: no seed to replay */
 	pthread_t th;
 };
 
@@ -234,12 +235,18 @@ static inline void *ufz_watchdog_fn(void *arg)
 		usleep(200 * 1000);
 		if (d == 0 || fuzz_now() < d || atomic_load(&ufz_wd.deadline) != d)
 			continue;
-		fprintf(stderr, "fuzz %s: FAIL case seed=%#" PRIx64 ": watchdog: no progress in %s\n",
-			ufz_wd.name, atomic_load(&ufz_wd.case_seed), atomic_load(&ufz_wd.what));
+		if (ufz_wd.unseeded)
+			fprintf(stderr, "%s: FAIL: watchdog: no progress in %s\n",
+				ufz_wd.name, atomic_load(&ufz_wd.what));
+		else
+			fprintf(stderr, "fuzz %s: FAIL case seed=%#" PRIx64
+				": watchdog: no progress in %s\n", ufz_wd.name,
+				atomic_load(&ufz_wd.case_seed), atomic_load(&ufz_wd.what));
 		ufz_log_dump(ufz_wd.name);
 		ufz_dump_stacks();
-		fprintf(stderr, "fuzz %s: replay with: --replay %#" PRIx64 "\n", ufz_wd.name,
-			atomic_load(&ufz_wd.case_seed));
+		if (!ufz_wd.unseeded)
+			fprintf(stderr, "fuzz %s: replay with: --replay %#" PRIx64 "\n",
+				ufz_wd.name, atomic_load(&ufz_wd.case_seed));
 		fflush(stderr);
 		fflush(stdout);
 		/* the kernel holds our tasks: nothing to clean up from here */
