@@ -159,11 +159,9 @@ do_source() {
 variant_fragments() {
 	local v=$1
 	echo "$config_dir/base.config"
-	if [ "$v" != default ]; then
-		[ -f "$config_dir/$v.config" ] ||
-			die "unknown kernel variant '$v' (no $config_dir/$v.config)"
-		echo "$config_dir/$v.config"
-	fi
+	[ -f "$config_dir/$v.config" ] ||
+		die "unknown kernel variant '$v' (no $config_dir/$v.config)"
+	echo "$config_dir/$v.config"
 }
 
 # Every option a fragment asks for must survive olddefconfig; a silently
