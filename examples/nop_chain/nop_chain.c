@@ -151,12 +151,55 @@ static void bpf_variant_free(struct bpf_variant *v)
 	iouring_bpf_ring_exit(&v->ring);
 }
 
+/* -p: one variant alone, so a profile holds nothing else */
+static int run_only(const char *name, unsigned long n, int rounds)
+{
+	static const char *const names[] = { "BPF-0", "BPF-1", "BPF-8" };
+	struct bpf_variant v = {};
+	struct io_uring ring;
+	double total = 0, t;
+	int inflight = -1, ret;
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, names[i]))
+			inflight = i ? (i == 1 ? 1 : 8) : 0;
+	if (!strcmp(name, "2-LINK")) {
+		ret = io_uring_queue_init(16, &ring, IORING_SETUP_SINGLE_ISSUER |
+						 IORING_SETUP_DEFER_TASKRUN);
+		if (ret) {
+			fprintf(stderr, "nop_chain: io_uring_queue_init: %s\n", strerror(-ret));
+			return 1;
+		}
+		for (int r = 0; r < rounds && total >= 0; r++)
+			total = (t = run_link2(&ring, n)) < 0 ? t : total + t;
+		io_uring_queue_exit(&ring);
+	} else if (inflight >= 0) {
+		if (bpf_variant_setup(&v, n, inflight))
+			total = -1;
+		for (int r = 0; r < rounds && total >= 0; r++)
+			total = (t = run_bpf(&v, n)) < 0 ? t : total + t;
+		bpf_variant_free(&v);
+	} else {
+		fprintf(stderr, "nop_chain: -p %s: not 2-LINK, BPF-0, BPF-1 or BPF-8\n", name);
+		return 2;
+	}
+	if (total < 0) {
+		fprintf(stderr, "nop_chain: %s failed\n", name);
+		return 1;
+	}
+	printf("%s: %.1f ns per NOP (%lu x %d)\n", name, total * 1e6 / n / rounds, n, rounds);
+	return 0;
+}
+
 static void usage(FILE *f, const char *argv0)
 {
-	fprintf(f, "usage: %s [-n NOPS] [-r ROUNDS] [-j FILE.json]\n"
-		   "  -n NOPS    NOPs per run, even (default 200000)\n"
-		   "  -r ROUNDS  interleaved rounds, median reported (default 5)\n"
-		   "  -j FILE    also write the results as JSON\n", argv0);
+	fprintf(f, "usage: %s [-n NOPS] [-r ROUNDS] [-j FILE.json] [-p VARIANT]\n"
+		   "  -n NOPS     NOPs per run, even (default 200000)\n"
+		   "  -r ROUNDS   interleaved rounds, median reported (default 5)\n"
+		   "  -j FILE     also write the results as JSON\n"
+		   "  -p VARIANT  run only 2-LINK, BPF-0, BPF-1 or BPF-8, N NOPs x ROUNDS, and\n"
+		   "              print its ns per NOP: a profiler's workload (no table, no JSON)\n"
+		   "  -h, --help  this text\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -168,11 +211,18 @@ int main(int argc, char **argv)
 	struct io_uring link_ring;
 	bool link_ring_ok = false;
 
-	while ((opt = getopt(argc, argv, "n:r:j:h")) != -1) {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *only = NULL;
+
+	while ((opt = getopt_long(argc, argv, "n:r:j:p:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'j': json = optarg; break;
+		case 'p': only = optarg; break;
 		case 'h': usage(stdout, argv[0]); return 0;
 		default: usage(stderr, argv[0]); return 2;
 		}
@@ -181,6 +231,8 @@ int main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	if (only)
+		return run_only(only, n, rounds);
 
 	double t_link[100], t_b0[100], t_b1[100], t_b8[100], t_b0_every[100], t_b1_every[100];
 	/* the knob and whether we may set it: then both ways, same boot */

@@ -33,6 +33,7 @@
 #include "printk.skel.h"
 #include "review.skel.h"
 #include "kfunc_filter.skel.h"
+#include "direct.skel.h"
 
 #define LOOP_FLAGS IOURING_BPF_RING_FLAGS
 
@@ -1620,6 +1621,143 @@ out:
 	return status;
 }
 
+/* selftests/waitloop/direct.bpf.c, loaded for @r, @total steps a run */
+static struct direct *direct_load(struct iouring_bpf_ring *r, __u32 total)
+{
+	struct direct *skel = direct__open();
+
+	if (!CHECK(skel, "direct__open: %s", strerror(errno)))
+		return NULL;
+	skel->rodata->iou_geom = r->geom;
+	skel->rodata->step_total = total;
+	skel->struct_ops.counted_ops->ring_fd = r->fd;
+	skel->struct_ops.plain_ops->ring_fd = r->fd;
+	if (!CHECK_OK(direct__load(skel), "load direct.bpf.o")) {
+		direct__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int prog_stats(struct bpf_program *prog, __u64 *run_cnt, __u64 *run_time_ns)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_prog_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return -errno;
+	*run_cnt = info.run_cnt;
+	*run_time_ns = info.run_time_ns;
+	return 0;
+}
+
+/*
+ * The loop runs a sleepable program itself, not through its trampoline;
+ * what the trampoline did for each call must still happen. BPF statistics
+ * count every step while on and nothing while off, and a hash map, whose
+ * elements a sleepable program reaches under RCU tasks-trace, counts every
+ * step too.
+ */
+static int test_direct_stats(void)
+{
+	const __u32 total = 1000;
+	struct iouring_bpf_ring r;
+	struct direct *skel = NULL;
+	struct bpf_link *link = NULL;
+	__u64 cnt0, ns0, cnt1, ns1, cnt2, ns2, sum = 0;
+	int stats_fd = -1, status = KSFT_FAIL, map_fd;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = direct_load(&r, total);
+	if (!skel)
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.counted_ops);
+	if (!CHECK(link, "attach counted_ops: %s", strerror(errno)))
+		goto out;
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (!CHECK(stats_fd >= 0, "BPF_ENABLE_STATS: %s", strerror(errno)) ||
+	    !CHECK_OK(prog_stats(skel->progs.counted, &cnt0, &ns0), "prog info") ||
+	    !CHECK_OK(iouring_bpf_ring_run(&r), "run with statistics on") ||
+	    !CHECK_OK(prog_stats(skel->progs.counted, &cnt1, &ns1), "prog info"))
+		goto out;
+	close(stats_fd);
+	stats_fd = -1;
+	if (!CHECK(skel->bss->sleepable_steps == total, "first run took %llu steps, want %u",
+		   (unsigned long long)skel->bss->sleepable_steps, total))
+		goto out;
+	skel->bss->sleepable_steps = 0;
+	if (!CHECK_OK(iouring_bpf_ring_run(&r), "run with statistics off") ||
+	    !CHECK_OK(prog_stats(skel->progs.counted, &cnt2, &ns2), "prog info"))
+		goto out;
+	map_fd = bpf_map__fd(skel->maps.step_counts);
+	for (__u32 key = 0; key < 64; key++) {
+		__u64 v = 0;
+
+		if (!bpf_map_lookup_elem(map_fd, &key, &v))
+			sum += v;
+	}
+	if (!CHECK(cnt1 - cnt0 == total, "statistics on: run_cnt grew by %llu in %u steps",
+		   (unsigned long long)(cnt1 - cnt0), total) ||
+	    !CHECK(ns1 > ns0, "statistics on: run_time_ns stayed at %llu",
+		   (unsigned long long)ns1) ||
+	    !CHECK(cnt2 == cnt1 && ns2 == ns1,
+		   "statistics off: run_cnt grew by %llu, run_time_ns by %llu",
+		   (unsigned long long)(cnt2 - cnt1), (unsigned long long)(ns2 - ns1)) ||
+	    !CHECK(skel->bss->sleepable_steps == total, "second run took %llu steps, want %u",
+		   (unsigned long long)skel->bss->sleepable_steps, total) ||
+	    !CHECK(!skel->bss->map_misses && sum == 2 * total,
+		   "hash map counted %llu steps of %u (%llu updates failed)",
+		   (unsigned long long)sum, 2 * total,
+		   (unsigned long long)skel->bss->map_misses))
+		goto out;
+	printf("%u steps with statistics on: run_cnt +%llu, run_time_ns +%llu; off: +0; hash map %llu\n",
+	       total, (unsigned long long)(cnt1 - cnt0), (unsigned long long)(ns1 - ns0),
+	       (unsigned long long)sum);
+	status = KSFT_PASS;
+out:
+	if (stats_fd >= 0)
+		close(stats_fd);
+	bpf_link__destroy(link);
+	direct__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+/* A program without BPF_F_SLEEPABLE still runs, through its trampoline. */
+static int test_non_sleepable_step(void)
+{
+	const __u32 total = 1000;
+	struct iouring_bpf_ring r;
+	struct direct *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	skel = direct_load(&r, total);
+	if (!skel)
+		goto out;
+	if (!CHECK(!(bpf_program__flags(skel->progs.plain) & BPF_F_SLEEPABLE),
+		   "plain was loaded sleepable"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.plain_ops);
+	if (!CHECK(link, "attach plain_ops: %s", strerror(errno)))
+		goto out;
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0, "run: %d", ret) ||
+	    !CHECK(skel->bss->plain_steps == total, "took %llu steps, want %u",
+		   (unsigned long long)skel->bss->plain_steps, total))
+		goto out;
+	printf("non-sleepable loop_step: %u steps\n", total);
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	direct__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -1654,6 +1792,8 @@ static const struct {
 	{ "timeout-overdue", test_timeout_overdue },
 	{ "worker-from-program", test_worker_from_program },
 	{ "detach-no-stray-wakeup", test_detach_no_stray_wakeup },
+	{ "direct-stats", test_direct_stats },
+	{ "non-sleepable-step", test_non_sleepable_step },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
