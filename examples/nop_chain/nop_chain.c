@@ -8,9 +8,10 @@
  *   BPF-8   the same with 8 NOPs in flight
  *   (BPF-0  the same policy taking N steps with no I/O: the loop's own cost)
  *
- * Where the kernel has kernel.io_uring_loop_lock_steps (our patch that keeps
- * uring_lock across steps), BPF-0 and BPF-1 also run with it set to 1, the
- * loop letting go of the lock after every step as before the patch: the
+ * Where the kernel has kernel.io_uring_loop_lock_steps (kernel patch 38
+ * keeps uring_lock across steps, and patch 40 the program's RCU section and
+ * disabled migration too), BPF-0 and BPF-1 also run with it set to 1: the
+ * loop lets go of both after every step, as a trampoline does. The
  * change's before and after, from the same boot. Needs root; the setting is
  * put back.
  *
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
 	if (compare_lock) {
 		b0e = bench_median(t_b0_every, rounds);
 		b1e = bench_median(t_b1_every, rounds);
-		printf("  uring_lock let go every %d steps (now) vs every step (before):\n",
+		printf("  uring_lock and the program's section left every %d steps (now) vs every step:\n",
 		       lock_steps);
 		printf("    BPF-0 step %8.1f ns vs %8.1f ns  (%.2fx)\n", b0 * 1e6 / n,
 		       b0e * 1e6 / n, b0e / b0);
