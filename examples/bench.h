@@ -3,8 +3,20 @@
 #ifndef IOURING_BPF_EXAMPLES_BENCH_H
 #define IOURING_BPF_EXAMPLES_BENCH_H
 
+#include <getopt.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* getopt_long() options of a benchmark with short options only: --help */
+static inline const struct option *bench_long_options(void)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	return opts;
+}
 
 static inline double bench_now_ms(void)
 {

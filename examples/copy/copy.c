@@ -207,6 +207,7 @@ static void usage(FILE *f, const char *argv0)
 		   "  -k N        blocks in flight, at most %d (default 4)\n"
 		   "  -r ROUNDS   interleaved rounds, median reported (default 5)\n"
 		   "  -j FILE     also write the results as JSON\n"
+		   "  -h, --help  this text\n"
 		   "Block sizes: 4 KiB and 256 KiB.\n", argv0, MAX_SLOTS);
 }
 
@@ -218,7 +219,7 @@ int main(int argc, char **argv)
 	static const __u32 blocks[] = { 4096, 262144 };
 	FILE *jf = NULL;
 
-	while ((opt = getopt(argc, argv, "d:B:s:k:r:j:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:B:s:k:r:j:h", bench_long_options(), NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'B': dev = optarg; break;

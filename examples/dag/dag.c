@@ -359,6 +359,7 @@ static void usage(FILE *f, const char *argv0)
 		"  -r ROUNDS   interleaved rounds, median reported (default 5)\n"
 		"  -p PATH     the dag policy object (default %s)\n"
 		"  -j FILE     also write the results as JSON\n"
+		"  -h, --help  this text\n"
 		"Block sizes: 4 KiB and 128 KiB; the graph has (FILES + 1) nodes per stripe\n"
 		"and at most %d nodes.\n",
 		argv0, MAX_FILES, DAG_POLICY_PATH, IOU_DAG_MAX_NODES);
@@ -373,7 +374,7 @@ int main(int argc, char **argv)
 	static const __u32 blocks[] = { 4096, 131072 };
 	FILE *jf = NULL;
 
-	while ((opt = getopt(argc, argv, "d:B:s:k:w:q:r:p:j:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:B:s:k:w:q:r:p:j:h", bench_long_options(), NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 'B': dev = optarg; break;

@@ -716,7 +716,7 @@ static void usage(FILE *f, const char *argv0)
 		   "  -j FILE     also write the results as JSON\n"
 		   "  -F N        testing: damage the Nth echoed message of the first run on\n"
 		   "              arrival; the run must fail, naming the byte\n"
-		   "  -h          this text\n", argv0, MAX_CONNS, MAX_MSG, MAX_ROUNDS);
+		   "  -h, --help  this text\n", argv0, MAX_CONNS, MAX_MSG, MAX_ROUNDS);
 }
 
 /* "1,16,64" -> counts; 0 or -EINVAL */
@@ -764,7 +764,7 @@ int main(int argc, char **argv)
 	const char *json = NULL;
 	FILE *jf = NULL;
 
-	while ((opt = getopt(argc, argv, "c:n:m:r:M:T:j:F:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:n:m:r:M:T:j:F:h", bench_long_options(), NULL)) != -1) {
 		int bad = 0;
 
 		switch (opt) {

@@ -212,13 +212,9 @@ int main(int argc, char **argv)
 	struct io_uring link_ring;
 	bool link_ring_ok = false;
 
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *only = NULL;
 
-	while ((opt = getopt_long(argc, argv, "n:r:j:p:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:r:j:p:h", bench_long_options(), NULL)) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;

@@ -84,7 +84,8 @@ static void usage(FILE *f, const char *argv0)
 	fprintf(f, "usage: %s [-n CALLS] [-r ROUNDS] [-j FILE.json]\n"
 		   "  -n CALLS   getppid() calls per round (default 200000)\n"
 		   "  -r ROUNDS  rounds, median reported (default 5)\n"
-		   "  -j FILE    also write the results as JSON\n", argv0);
+		   "  -j FILE    also write the results as JSON\n"
+		   "  -h, --help this text\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
 		usage(stdout, argv[0]);
 		return 0;
 	}
-	while ((opt = getopt(argc, argv, "n:r:j:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:r:j:h", bench_long_options(), NULL)) != -1) {
 		switch (opt) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = atoi(optarg); break;

@@ -57,6 +57,12 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int ret;
 
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: %s POLICY.bpf.o FILE\n"
+		       "Serve FILE as a new ublk device with the BPF policy until SIGINT or\n"
+		       "SIGTERM, which stop and delete the device.\n", argv[0]);
+		return 0;
+	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s POLICY.bpf.o FILE\n", argv[0]);
 		return 2;
