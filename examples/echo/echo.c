@@ -756,6 +756,17 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
+/* -OPT VALUE within [min, max], or -EINVAL after saying what was wanted */
+static int option_uint(int opt, const char *s, unsigned long min, unsigned long max,
+		       const char *what, unsigned int *out)
+{
+	int ret = parse_uint(s, min, max, out);
+
+	if (ret)
+		fprintf(stderr, "echo: -%c %s: want %lu..%lu %s\n", opt, s, min, max, what);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int counts[MAX_COUNTS] = { 1, 16, 64 }, msgs = 1000, msg_bytes = 64, rounds = 5;
@@ -775,31 +786,21 @@ int main(int argc, char **argv)
 					"separated, at most %d\n", optarg, MAX_CONNS, MAX_COUNTS);
 			break;
 		case 'n':
-			bad = parse_uint(optarg, 1, 100000000, &msgs);
-			if (bad)
-				fprintf(stderr, "echo: -n %s: want 1..100000000 messages\n", optarg);
+			bad = option_uint(opt, optarg, 1, 100000000, "messages", &msgs);
 			break;
 		case 'm':
-			bad = parse_uint(optarg, 1, MAX_MSG, &msg_bytes);
-			if (bad)
-				fprintf(stderr, "echo: -m %s: want 1..%d bytes\n", optarg, MAX_MSG);
+			bad = option_uint(opt, optarg, 1, MAX_MSG, "bytes", &msg_bytes);
 			break;
 		case 'r':
-			bad = parse_uint(optarg, 1, MAX_ROUNDS, &rounds);
-			if (bad)
-				fprintf(stderr, "echo: -r %s: want 1..%d rounds\n", optarg, MAX_ROUNDS);
+			bad = option_uint(opt, optarg, 1, MAX_ROUNDS, "rounds", &rounds);
 			break;
 		case 'T':
-			bad = parse_uint(optarg, 1, 3600, &idle_sec);
-			if (bad)
-				fprintf(stderr, "echo: -T %s: want 1..3600 seconds\n", optarg);
+			bad = option_uint(opt, optarg, 1, 3600, "seconds", &idle_sec);
 			break;
 		case 'F': {
 			unsigned int v;
 
-			bad = parse_uint(optarg, 1, 4000000000UL, &v);
-			if (bad)
-				fprintf(stderr, "echo: -F %s: want a message number from 1\n", optarg);
+			bad = option_uint(opt, optarg, 1, 4000000000UL, "(a message number)", &v);
 			corrupt_at = v;
 			break;
 		}

@@ -792,78 +792,6 @@ static void *cycle_reader_fn(void *arg)
 	return NULL;
 }
 
-static int case_recovery_cycle(void)
-{
-	struct cycle_reader rd = { 0 };
-	pthread_t rt;
-	struct server s[CYCLE_QUEUES];
-	char bdev[64];
-	__u16 state = 0;
-	int id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY), fd, ret;
-
-	CHECK(id >= 0, "add_dev");
-	if (servers_up(s, id))
-		return 1;
-	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
-	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
-	if (wait_bdev(id, bdev, sizeof(bdev)))
-		return 1;
-	fd = open(bdev, O_RDONLY | O_DIRECT);
-	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
-	if (read_check(fd, 0))
-		return 1;
-	rd.fd = fd;
-	CHECK(!pthread_create(&rt, NULL, cycle_reader_fn, &rd), "reader thread");
-
-	for (unsigned int c = 1; c <= CYCLES; c++) {
-		double end;
-
-		ufz_watchdog_arm(60, "a recovery cycle");
-		if (servers_die(s))
-			return 1;
-		/* START_USER_RECOVERY as soon as it is allowed: the race */
-		for (end = fuzz_now() + 20;; usleep(1000)) {
-			ret = cmd_simple(id, UBLK_U_CMD_START_USER_RECOVERY, 10);
-			if (ret != -EBUSY || fuzz_now() > end)
-				break;
-		}
-		CHECK(ret == 0, "cycle %u: START_USER_RECOVERY: %s", c, ufz_err(ret));
-		if (servers_up(s, id))
-			return 1;
-		ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
-		CHECK(ret == 0, "cycle %u: END_USER_RECOVERY: %s", c, ufz_err(ret));
-		CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
-		      "cycle %u: state %u after END_USER_RECOVERY", c, state);
-		/* the new servers' FETCHes were not ended by a late cancel */
-		if (read_check(fd, c))
-			return 1;
-	}
-	atomic_store(&rd.stop, true);
-	pthread_join(rt, NULL);
-	ufz_watchdog_arm(0, NULL);
-	close(fd);
-	CHECK(!rd.wrong, "the reader got wrong data %lu times", rd.wrong);
-
-	ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
-	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
-	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
-		pthread_join(s[q].thread, NULL);
-		server_close(&s[q]);
-	}
-	printf("recovery-cycle: %u recovery cycles on %u queues, every one served reads; "
-	       "a reader meanwhile: %lu reads, %lu errors\n",
-	       CYCLES, CYCLE_QUEUES, rd.reads, rd.errors);
-	return del_dev(id);
-}
-
-/* ------------------------------------------------------------------ */
-/* recovery-unfetched-queue: START_USER_RECOVERY put the old server task
- * of every queue, also of a queue the last server never fetched (a NULL
- * put_task_struct, an Oops), after warning that the task was not dying.
- * A new server fetches queue 0 only and leaves; recovery is asked for
- * again, and then a full server must bring the device back. Patch "ublk:
- * let START_USER_RECOVERY reset a queue its last server never fetched". */
-
 /* START_USER_RECOVERY once the dead server's char device is released */
 static int start_recovery(int id, const char *when)
 {
@@ -879,19 +807,96 @@ static int start_recovery(int id, const char *when)
 	return 0;
 }
 
+/* a CYCLE_QUEUES-queue recovery device, its servers up, started: id, bdev */
+static int recovery_dev_up(struct server *s, int *id, char *bdev, size_t len)
+{
+	int ret;
+
+	*id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY);
+	CHECK(*id >= 0, "add_dev");
+	if (servers_up(s, *id))
+		return 1;
+	ret = cmd_simple(*id, UBLK_U_CMD_START_DEV, 30);
+	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	return wait_bdev(*id, bdev, len);
+}
+
+/* STOP_DEV, which ends the servers, then DEL_DEV */
+static int recovery_dev_down(struct server *s, int id)
+{
+	int ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
+
+	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
+		pthread_join(s[q].thread, NULL);
+		server_close(&s[q]);
+	}
+	return del_dev(id);
+}
+
+static int case_recovery_cycle(void)
+{
+	struct cycle_reader rd = { 0 };
+	pthread_t rt;
+	struct server s[CYCLE_QUEUES];
+	char bdev[64];
+	__u16 state = 0;
+	int id, fd, ret;
+
+	if (recovery_dev_up(s, &id, bdev, sizeof(bdev)))
+		return 1;
+	fd = open(bdev, O_RDONLY | O_DIRECT);
+	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	if (read_check(fd, 0))
+		return 1;
+	rd.fd = fd;
+	CHECK(!pthread_create(&rt, NULL, cycle_reader_fn, &rd), "reader thread");
+
+	for (unsigned int c = 1; c <= CYCLES; c++) {
+		char when[32];
+
+		ufz_watchdog_arm(60, "a recovery cycle");
+		if (servers_die(s))
+			return 1;
+		/* START_USER_RECOVERY as soon as it is allowed: the race */
+		snprintf(when, sizeof(when), "in cycle %u", c);
+		if (start_recovery(id, when) || servers_up(s, id))
+			return 1;
+		ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
+		CHECK(ret == 0, "cycle %u: END_USER_RECOVERY: %s", c, ufz_err(ret));
+		CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
+		      "cycle %u: state %u after END_USER_RECOVERY", c, state);
+		/* the new servers' FETCHes were not ended by a late cancel */
+		if (read_check(fd, c))
+			return 1;
+	}
+	atomic_store(&rd.stop, true);
+	pthread_join(rt, NULL);
+	ufz_watchdog_arm(0, NULL);
+	close(fd);
+	CHECK(!rd.wrong, "the reader got wrong data %lu times", rd.wrong);
+	printf("recovery-cycle: %u recovery cycles on %u queues, every one served reads; "
+	       "a reader meanwhile: %lu reads, %lu errors\n",
+	       CYCLES, CYCLE_QUEUES, rd.reads, rd.errors);
+	return recovery_dev_down(s, id);
+}
+
+/* ------------------------------------------------------------------ */
+/* recovery-unfetched-queue: START_USER_RECOVERY put the old server task
+ * of every queue, also of a queue the last server never fetched (a NULL
+ * put_task_struct, an Oops), after warning that the task was not dying.
+ * A new server fetches queue 0 only and leaves; recovery is asked for
+ * again, and then a full server must bring the device back. Patch "ublk:
+ * let START_USER_RECOVERY reset a queue its last server never fetched". */
+
 static int case_recovery_unfetched_queue(void)
 {
 	struct server s[CYCLE_QUEUES], half;
 	char bdev[64];
 	__u16 state = 0;
-	int id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY), fd, ret;
+	int id, fd, ret;
 
-	CHECK(id >= 0, "add_dev");
-	if (servers_up(s, id))
-		return 1;
-	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
-	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
-	if (wait_bdev(id, bdev, sizeof(bdev)))
+	if (recovery_dev_up(s, &id, bdev, sizeof(bdev)))
 		return 1;
 
 	ufz_watchdog_arm(90, "recovery of a queue that was never fetched");
@@ -917,16 +922,9 @@ static int case_recovery_unfetched_queue(void)
 	if (ret)
 		return 1;
 	ufz_watchdog_arm(0, NULL);
-
-	ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
-	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
-	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
-		pthread_join(s[q].thread, NULL);
-		server_close(&s[q]);
-	}
 	printf("recovery-unfetched-queue: recovery after a server that fetched one of "
 	       "%u queues, then served reads\n", CYCLE_QUEUES);
-	return del_dev(id);
+	return recovery_dev_down(s, id);
 }
 
 int main(int argc, char **argv)
