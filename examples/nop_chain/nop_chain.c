@@ -6,7 +6,9 @@
  *           io_uring_submit_and_wait(2) per pair (liburing, no BPF)
  *   BPF-1   the nops policy, one NOP in flight, all inside one io_uring_enter()
  *   BPF-8   the same with 8 NOPs in flight
- *   (BPF-0  the same policy taking N steps with no I/O: the loop's own cost)
+ *   (BPF-0  the same policy taking N steps with no I/O: the loop's own cost,
+ *           and the same step in a non-sleepable program, which the loop
+ *           calls through its struct_ops trampoline every step)
  *
  * Where the kernel has kernel.io_uring_loop_lock_steps (kernel patch 38
  * keeps uring_lock across steps, and patch 40 the program's RCU section and
@@ -19,7 +21,8 @@
  * JSON: {"n", "rounds", "link2_ms", "bpf1_ms", "bpf8_ms", "speedup_bpf1",
  * "speedup_bpf8", "step_ns" (BPF-0's cost of one empty loop step),
  * "link2_ns", "bpf1_ns", "bpf8_ns" (per NOP), "link2_enters_per_nop",
- * "bpf_enters_per_nop", and with the knob "lock_steps", "step_ns_lock_every_step",
+ * "bpf_enters_per_nop", "step_ns_trampoline" (the empty step through the
+ * trampoline), and with the knob "lock_steps", "step_ns_lock_every_step",
  * "bpf1_ns_lock_every_step"}. Run it on one CPU (make bench does, in the VM).
  */
 #define _GNU_SOURCE
@@ -35,6 +38,7 @@
 #include <liburing-bpf.h>
 #include "../bench.h"
 #include "nops.skel.h"
+#include "step_trampoline.skel.h"
 
 /* 2-LINK: returns elapsed ms, or a negative errno. */
 static double run_link2(struct io_uring *ring, unsigned long n)
@@ -113,6 +117,56 @@ static double run_bpf(struct bpf_variant *v, unsigned long n)
 	    (v->skel->rodata->nop_inflight ? b->nop_completed != n : b->nop_steps != n))
 		return -EIO;
 	return bench_now_ms() - start;
+}
+
+/* BPF-0 through the trampoline (step_trampoline.bpf.c): patch 40's before */
+struct trampoline_variant {
+	struct iouring_bpf_ring ring;
+	struct step_trampoline *skel;
+	struct bpf_link *link;
+};
+
+static int trampoline_setup(struct trampoline_variant *v, unsigned long n)
+{
+	int ret = iouring_bpf_ring_init(&v->ring, 16, 0, IOURING_BPF_RING_FLAGS);
+
+	if (ret) {
+		fprintf(stderr, "nop_chain: ring setup: %s\n", strerror(-ret));
+		return ret;
+	}
+	v->skel = step_trampoline__open();
+	if (!v->skel)
+		return -errno;
+	v->skel->rodata->step_total = n;
+	v->skel->struct_ops.trampoline_ops->ring_fd = v->ring.fd;
+	ret = step_trampoline__load(v->skel);
+	if (!ret && !(v->link = bpf_map__attach_struct_ops(v->skel->maps.trampoline_ops)))
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "nop_chain: the non-sleepable empty step: %s\n", strerror(-ret));
+	return ret;
+}
+
+static double run_trampoline(struct trampoline_variant *v, unsigned long n)
+{
+	double start;
+	int ret;
+
+	v->skel->bss->steps = 0;
+	start = bench_now_ms();
+	ret = iouring_bpf_ring_run(&v->ring);
+	if (ret)
+		return ret;
+	if (v->skel->bss->steps != n)
+		return -EIO;
+	return bench_now_ms() - start;
+}
+
+static void trampoline_free(struct trampoline_variant *v)
+{
+	bpf_link__destroy(v->link);
+	step_trampoline__destroy(v->skel);
+	iouring_bpf_ring_exit(&v->ring);
 }
 
 #define LOCK_STEPS_PATH "/proc/sys/kernel/io_uring_loop_lock_steps"
@@ -209,6 +263,7 @@ int main(int argc, char **argv)
 	int rounds = 5, opt, status = 1;
 	const char *json = NULL;
 	struct bpf_variant bpf0 = {}, bpf1 = {}, bpf8 = {};
+	struct trampoline_variant bpf0t = {};
 	struct io_uring link_ring;
 	bool link_ring_ok = false;
 
@@ -232,6 +287,7 @@ int main(int argc, char **argv)
 		return run_only(only, n, rounds);
 
 	double t_link[100], t_b0[100], t_b1[100], t_b8[100], t_b0_every[100], t_b1_every[100];
+	double t_b0t[100];
 	/* the knob and whether we may set it: then both ways, same boot */
 	int lock_steps = lock_steps_get();
 	bool compare_lock = lock_steps > 1 && !lock_steps_set(lock_steps);
@@ -243,7 +299,7 @@ int main(int argc, char **argv)
 	}
 	link_ring_ok = true;
 	if (bpf_variant_setup(&bpf0, n, 0) || bpf_variant_setup(&bpf1, n, 1) ||
-	    bpf_variant_setup(&bpf8, n, 8))
+	    bpf_variant_setup(&bpf8, n, 8) || trampoline_setup(&bpf0t, n))
 		goto out;
 
 	for (int r = 0; r < rounds; r++) {
@@ -251,6 +307,7 @@ int main(int argc, char **argv)
 		t_b0[r] = run_bpf(&bpf0, n);
 		t_b1[r] = run_bpf(&bpf1, n);
 		t_b8[r] = run_bpf(&bpf8, n);
+		t_b0t[r] = run_trampoline(&bpf0t, n);
 		if (compare_lock) {
 			if (lock_steps_set(1)) {
 				fprintf(stderr, "nop_chain: %s: %s\n", LOCK_STEPS_PATH, strerror(errno));
@@ -265,7 +322,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		if (t_link[r] < 0 || t_b0[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0) {
+		if (t_link[r] < 0 || t_b0[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0 || t_b0t[r] < 0) {
 			fprintf(stderr, "nop_chain: round %d failed (%.0f %.0f %.0f)\n", r,
 				t_link[r], t_b1[r], t_b8[r]);
 			goto out;
@@ -273,6 +330,7 @@ int main(int argc, char **argv)
 	}
 	double link2 = bench_median(t_link, rounds), b0 = bench_median(t_b0, rounds);
 	double b1 = bench_median(t_b1, rounds), b8 = bench_median(t_b8, rounds);
+	double b0t = bench_median(t_b0t, rounds);
 
 	printf("nop_chain: %lu NOPs per run, %d interleaved rounds, medians\n", n, rounds);
 	printf("  %-8s %12s %14s %9s\n", "variant", "time (ms)", "ns per NOP", "speedup");
@@ -280,6 +338,8 @@ int main(int argc, char **argv)
 	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-1", b1, b1 * 1e6 / n, link2 / b1);
 	printf("  %-8s %12.1f %14.1f %8.2fx\n", "BPF-8", b8, b8 * 1e6 / n, link2 / b8);
 	printf("  (BPF-0: %lu empty loop steps, no I/O: %.1f ns per step)\n", n, b0 * 1e6 / n);
+	printf("  (BPF-0 non-sleepable, through its trampoline every step: %.1f ns, %.2fx)\n",
+	       b0t * 1e6 / n, b0t / b0);
 
 	double b0e = 0, b1e = 0;
 
@@ -305,9 +365,9 @@ int main(int argc, char **argv)
 			   "\"bpf8_ms\": %.3f, \"speedup_bpf1\": %.3f, \"speedup_bpf8\": %.3f, "
 			   "\"step_ns\": %.2f, \"link2_ns\": %.2f, \"bpf1_ns\": %.2f, "
 			   "\"bpf8_ns\": %.2f, \"link2_enters_per_nop\": 0.5, "
-			   "\"bpf_enters_per_nop\": %.8f",
+			   "\"bpf_enters_per_nop\": %.8f, \"step_ns_trampoline\": %.2f",
 			n, rounds, link2, b1, b8, link2 / b1, link2 / b8, b0 * 1e6 / n,
-			link2 * 1e6 / n, b1 * 1e6 / n, b8 * 1e6 / n, 1.0 / n);
+			link2 * 1e6 / n, b1 * 1e6 / n, b8 * 1e6 / n, 1.0 / n, b0t * 1e6 / n);
 		if (compare_lock)
 			fprintf(f, ", \"lock_steps\": %d, \"step_ns_lock_every_step\": %.2f, "
 				   "\"bpf1_ns_lock_every_step\": %.2f", lock_steps, b0e * 1e6 / n,
@@ -317,6 +377,7 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 out:
+	trampoline_free(&bpf0t);
 	bpf_variant_free(&bpf8);
 	bpf_variant_free(&bpf1);
 	bpf_variant_free(&bpf0);

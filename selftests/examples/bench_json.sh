@@ -22,6 +22,8 @@ before=$(cat $knob)
 "$ex/copy" -B /dev/nullb0 -s 2 -k 4 -r 1 -j "$tmp/copy_null_blk.json"
 "$ex/copy" -d /dev/shm -s 2 -k 4 -r 1 -j "$tmp/copy.json"
 "$ex/dag" -B /dev/nullb0 -s 2 -k 4 -r 1 -j "$tmp/dag_null_blk.json"
+"$ex/dag" -d /dev/shm -s 2 -k 4 -r 1 -j "$tmp/dag.json"
+"$ex/echo" -c 1,2 -n 20 -r 1 -j "$tmp/echo.json"
 
 # a bad device names itself and fails
 if "$ex/copy" -B /dev/does-not-exist -s 1 -r 1 2> "$tmp/err"; then
@@ -46,7 +48,7 @@ need(isinstance(s["vulnerabilities"], dict), "vulnerabilities")
 
 n = load("nop_chain")
 for k in ("step_ns", "link2_ns", "bpf1_ns", "bpf8_ns", "step_ns_lock_every_step",
-          "bpf1_ns_lock_every_step"):
+          "bpf1_ns_lock_every_step", "step_ns_trampoline"):
     need(n.get(k, 0) > 0, "nop_chain %s: %r" % (k, n.get(k)))
 need(n["lock_steps"] > 1, "nop_chain lock_steps %r" % n.get("lock_steps"))
 need(n["link2_enters_per_nop"] == 0.5, "link2_enters_per_nop")
@@ -72,3 +74,21 @@ print("bench-json: syscall %.0f ns (%s), step %.0f ns (%.0f ns locking every ste
       "copy and dag on null_blk and tmpfs: JSON complete"
       % (s["syscall_ns"], s["mitigations"], n["step_ns"], n["step_ns_lock_every_step"]))
 PY
+
+# bench-model and bench-tables over two "points" (this boot's JSON twice):
+# the model is written and every README table is printed, with this run's
+# figures in it
+scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)
+mkdir -p "$tmp/bench/auto" "$tmp/bench/pti"
+cp "$tmp"/*.json "$tmp/bench/auto/"
+cp "$tmp"/*.json "$tmp/bench/pti/"
+"$scripts/bench-model" "$tmp/bench" > "$tmp/model.out"
+[ -s "$tmp/bench/model.json" ] || fail "bench-model wrote no model.json"
+"$scripts/bench-tables" "$tmp/bench" > "$tmp/tables.md"
+step=$(python3 -c 'import json,sys; print("%.0f" % json.load(open(sys.argv[1]))["step_ns"])' \
+	"$tmp/nop_chain.json")
+for row in "| BPF-0 (empty step) | $step |" "| BPF-0 through its trampoline |" \
+	   "| null_blk | 4 KiB |" "| tmpfs | 256 KiB |" "| 2 |" "| nop_chain | nop | BPF-1 |"; do
+	grep -qF -- "$row" "$tmp/tables.md" || fail "bench-tables printed no '$row' row"
+done
+echo "bench-json: bench-model and bench-tables read this run's JSON"
