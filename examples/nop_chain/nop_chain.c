@@ -209,15 +209,17 @@ static void bpf_variant_free(struct bpf_variant *v)
 /* -p: one variant alone, so a profile holds nothing else */
 static int run_only(const char *name, unsigned long n, int rounds)
 {
-	static const char *const names[] = { "BPF-0", "BPF-1", "BPF-8" };
+	static const struct { const char *name; int inflight; } bpf[] = {
+		{ "BPF-0", 0 }, { "BPF-1", 1 }, { "BPF-8", 8 },
+	};
 	struct bpf_variant v = {};
 	struct io_uring ring;
 	double total = 0, t;
 	int inflight = -1, ret;
 
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(name, names[i]))
-			inflight = i ? (i == 1 ? 1 : 8) : 0;
+	for (size_t i = 0; i < sizeof(bpf) / sizeof(bpf[0]); i++)
+		if (!strcmp(name, bpf[i].name))
+			inflight = bpf[i].inflight;
 	if (!strcmp(name, "2-LINK")) {
 		ret = io_uring_queue_init(16, &ring, IORING_SETUP_SINGLE_ISSUER |
 						 IORING_SETUP_DEFER_TASKRUN);

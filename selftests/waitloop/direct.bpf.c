@@ -3,15 +3,15 @@
  * loop_step programs for the loop's direct run of a sleepable program
  * (kernel patch 40): what the struct_ops trampoline did for each step (BPF
  * statistics, the RCU tasks-trace section a hash map relies on) must still
- * happen, and a non-sleepable program must still run through its
- * trampoline.
+ * happen. (The non-sleepable case is examples/nop_chain/step_trampoline.bpf.c,
+ * which the loop still calls through its trampoline.)
  */
 #include <iouring_bpf/ring.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 step_total = 1000;
-__u64 sleepable_steps, plain_steps, map_misses;
+__u64 sleepable_steps, map_misses;
 
 /* a sleepable program's hash map elements are freed after tasks-trace RCU */
 struct {
@@ -38,13 +38,3 @@ IOURING_BPF_STEP(counted)
 	return IOU_LOOP_CONTINUE;
 }
 IOURING_BPF_OPS(counted_ops, counted);
-
-/* the same without BPF_F_SLEEPABLE: the loop calls it through loop_step */
-SEC("struct_ops/loop_step")
-int BPF_PROG(plain, struct io_ring_ctx *ring, struct iou_loop_params *lp)
-{
-	if (++plain_steps >= step_total)
-		return IOU_LOOP_STOP;
-	return IOU_LOOP_CONTINUE;
-}
-IOURING_BPF_OPS(plain_ops, plain);
