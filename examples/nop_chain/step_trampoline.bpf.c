@@ -17,7 +17,7 @@ const volatile __u32 step_total = 1000;
 __u64 steps;
 
 SEC("struct_ops/loop_step")
-int BPF_PROG(trampoline_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+int BPF_PROG(trampoline_step, struct iou_ctx *ring, struct iou_loop_params *lp)
 {
 	if (++steps >= step_total)
 		return IOU_LOOP_STOP;

@@ -31,8 +31,35 @@
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include <linux/ublk_cmd.h>
-#ifndef UBLK_F_AUTO_BUF_REG		/* kernel headers older than 6.16 */
+#ifndef UBLK_F_AUTO_BUF_REG		/* kernel headers older than 6.16: its UAPI */
 #define UBLK_F_AUTO_BUF_REG		(1ULL << 11)
+#define UBLK_AUTO_BUF_REG_FALLBACK	(1 << 0)
+#define UBLK_AUTO_BUF_REG_F_MASK	UBLK_AUTO_BUF_REG_FALLBACK
+#define UBLK_IO_F_NEED_REG_BUF		(1U << 17)
+struct ublk_auto_buf_reg {
+	__u16	index;
+	__u8	flags;
+	__u8	reserved0;
+	__u32	reserved1;
+};
+
+static inline struct ublk_auto_buf_reg ublk_sqe_addr_to_auto_buf_reg(__u64 sqe_addr)
+{
+	struct ublk_auto_buf_reg reg = {
+		.index = (__u16)sqe_addr,
+		.flags = (__u8)(sqe_addr >> 16),
+		.reserved0 = (__u8)(sqe_addr >> 24),
+		.reserved1 = (__u32)(sqe_addr >> 32),
+	};
+
+	return reg;
+}
+
+static inline __u64 ublk_auto_buf_reg_to_sqe_addr(const struct ublk_auto_buf_reg *reg)
+{
+	return (__u64)reg->index | (__u64)reg->flags << 16 | (__u64)reg->reserved0 << 24 |
+	       (__u64)reg->reserved1 << 32;
+}
 #endif
 #include <linux/virtio_blk.h>
 #include <iouring_bpf/geometry.h>
@@ -255,6 +282,12 @@ void iouring_bpf_ublk_queue_exit(struct iouring_bpf_ublk_queue *queue);
 
 /* fd is an index into the ring's registered files (IOSQE_FIXED_FILE) */
 #define IOURING_BPF_UBLK_FIXED_FILE	(1U << 0)
+/*
+ * UBLK_F_AUTO_BUF_REG: addr is a struct ublk_auto_buf_reg encoded by
+ * ublk_auto_buf_reg_to_sqe_addr() and goes in the SQE's own addr field,
+ * where the driver reads it (FETCH_REQ and COMMIT_AND_FETCH_REQ only)
+ */
+#define IOURING_BPF_UBLK_AUTO_BUF_REG	(1U << 1)
 
 int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 				 unsigned int flags, __u16 q_id, __u16 tag, __s32 result,

@@ -555,13 +555,18 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 				 unsigned int flags, __u16 q_id, __u16 tag, __s32 result,
 				 __u64 addr)
 {
-	struct ublksrv_io_cmd cmd = { .q_id = q_id, .tag = tag, .result = result, .addr = addr };
+	bool fetch = cmd_op == UBLK_U_IO_FETCH_REQ || cmd_op == UBLK_U_IO_COMMIT_AND_FETCH_REQ;
+	bool auto_reg = flags & IOURING_BPF_UBLK_AUTO_BUF_REG;
+	struct ublksrv_io_cmd cmd = {
+		.q_id = q_id, .tag = tag, .result = result, .addr = auto_reg ? 0 : addr,
+	};
 
-	if (!sqe || (flags & ~IOURING_BPF_UBLK_FIXED_FILE))
+	if (!sqe || (flags & ~(IOURING_BPF_UBLK_FIXED_FILE | IOURING_BPF_UBLK_AUTO_BUF_REG)))
 		return -EINVAL;
-	if (cmd_op != UBLK_U_IO_FETCH_REQ && cmd_op != UBLK_U_IO_COMMIT_AND_FETCH_REQ &&
-	    cmd_op != UBLK_U_IO_NEED_GET_DATA && cmd_op != UBLK_U_IO_REGISTER_IO_BUF &&
+	if (!fetch && cmd_op != UBLK_U_IO_NEED_GET_DATA && cmd_op != UBLK_U_IO_REGISTER_IO_BUF &&
 	    cmd_op != UBLK_U_IO_UNREGISTER_IO_BUF)
+		return -EINVAL;
+	if (auto_reg && !fetch)
 		return -EINVAL;
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_URING_CMD;
@@ -569,6 +574,9 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 	if (flags & IOURING_BPF_UBLK_FIXED_FILE)
 		sqe->flags = IOSQE_FIXED_FILE;
 	sqe->cmd_op = cmd_op;
+	/* the auto-registration descriptor is the SQE's, not the command's */
+	if (auto_reg)
+		sqe->addr = addr;
 	memcpy((char *)sqe + offsetof(struct io_uring_sqe, addr3), &cmd, sizeof(cmd));
 	return 0;
 }

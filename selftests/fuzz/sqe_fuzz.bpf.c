@@ -213,7 +213,7 @@ static __always_inline void sqf_reap(struct iou_ring *r)
 }
 
 /* Write and submit one batch; submit more than written now and then. */
-static __always_inline void sqf_batch(struct iou_ring *r, struct io_ring_ctx *ring)
+static __always_inline void sqf_batch(struct iou_ring *r, struct iou_ctx *ring)
 {
 	__u64 x = sqf_rnd();
 	__u32 sq = iou_geom.sq_entries, count, nr, i;
@@ -335,7 +335,7 @@ static __always_inline int sqf_ret(int cont)
 }
 
 SEC("struct_ops.s/loop_step")
-int BPF_PROG(sqf_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+int BPF_PROG(sqf_step, struct iou_ctx *ring, struct iou_loop_params *lp)
 {
 	struct iou_ring r;
 	__u64 x;

@@ -22,7 +22,7 @@ __u32 reg_runs, reg_got;
 __u8 reg_seen;
 
 SEC("struct_ops.s/loop_step")
-int BPF_PROG(region_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+int BPF_PROG(region_step, struct iou_ctx *ring, struct iou_loop_params *lp)
 {
 	__u8 *p = bpf_io_uring_get_region(ring, reg_id, reg_size);
 

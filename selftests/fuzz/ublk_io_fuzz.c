@@ -356,8 +356,12 @@ static void queue_cmd(struct srv *s, __u32 op, enum kind k, unsigned int q, unsi
 {
 	struct io_uring_sqe *sqe = get_sqe(s);
 
-	ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
-			mkud(k, q, tag, ++s->seq));
+	if (auto_mode(s->p->mode) && ufz_auto_buf_reg_op(op))
+		ufz_prep_auto_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
+				     mkud(k, q, tag, ++s->seq));
+	else
+		ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
+				mkud(k, q, tag, ++s->seq));
 	atomic_fetch_add(&sh->units, 1);
 }
 
@@ -402,7 +406,10 @@ static void probe(struct srv *s, const char *what, __u32 op, unsigned int q, uns
 	__u64 ud = mkud(K_PROBE, q, tag, ++s->seq);
 	int got;
 
-	ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
+	if (auto_mode(s->p->mode) && ufz_auto_buf_reg_op(op))
+		ufz_prep_auto_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
+	else
+		ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
 	atomic_fetch_add(&sh->units, 1);
 	atomic_fetch_add(&sh->probes, 1);
 	if (!wait_for(s, ud, 2, &got)) {

@@ -58,7 +58,8 @@
  *       --no-user-copy, --need-get-data, --recovery-reissue: ADD_DEV flags
  *       --auto-zc: UBLK_F_AUTO_BUF_REG (mainline 6.16, kernel patch 27) as
  *           kublk's --auto_zc: FETCH/COMMIT_AND_FETCH carry struct
- *           ublk_auto_buf_reg {index = tag} in addr, the driver registers
+ *           ublk_auto_buf_reg {index = tag} in the SQE's addr field
+ *           (ublk_auto_buf_reg_to_sqe_addr()), the driver registers
  *           and unregisters the request's buffer, the server sends only the
  *           data SQE(s) on buf_index = tag (no REGISTER/UNREGISTER_IO_BUF)
  *       --auto-zc-fallback: as kublk's --auto_zc_fallback: index 0xffff
@@ -132,22 +133,9 @@
 #define UBLK_U_IO_UNREGISTER_IO_BUF	_IOWR('u', 0x24, struct ublksrv_io_cmd)
 #endif
 
-/* mainline 6.16's auto buffer registration (kernel patch 27) */
+/* mainline 6.16's auto buffer registration (kernel patch 27): its UAPI */
 #ifndef UBLK_F_AUTO_BUF_REG
-#define UBLK_F_AUTO_BUF_REG		(1ULL << 11)
-#define UBLK_AUTO_BUF_REG_FALLBACK	(1 << 0)
-#define UBLK_IO_F_NEED_REG_BUF		(1U << 17)
-struct ublk_auto_buf_reg {
-	__u16	index;
-	__u8	flags;
-	__u8	reserved0;
-	__u32	reserved1;
-};
-static inline __u64 ublk_auto_buf_reg_to_sqe_addr(const struct ublk_auto_buf_reg *reg)
-{
-	return (__u64)reg->index | (__u64)reg->flags << 16 |
-		(__u64)reg->reserved0 << 24 | (__u64)reg->reserved1 << 32;
-}
+#error "the patched kernel's linux/ublk_cmd.h (UBLK_F_AUTO_BUF_REG, patch 27) is needed"
 #endif
 
 #ifndef UBLK_PARAM_TYPE_DMA_ALIGN
@@ -429,26 +417,38 @@ static void prep_io_cmd(struct io_uring_sqe *sqe, unsigned int op, unsigned int 
 	cmd->addr = addr;
 }
 
-/* FETCH/COMMIT_AND_FETCH addr: with auto registration, where it goes */
-static __u64 fetch_addr(const struct server *s, unsigned int tag)
+/* FETCH/COMMIT_AND_FETCH's struct ublk_auto_buf_reg for tag */
+static struct ublk_auto_buf_reg auto_reg(const struct server *s, unsigned int tag)
 {
 	struct ublk_auto_buf_reg reg = { .index = (__u16)tag };
 
-	if (!s->auto_zc)
-		return 0;
 	if (s->auto_fallback) {
 		/* as kublk's --auto_zc_fallback: past the table, so it fails */
 		reg.index = 0xffff;
 		reg.flags = UBLK_AUTO_BUF_REG_FALLBACK;
 	}
-	return ublk_auto_buf_reg_to_sqe_addr(&reg);
+	return reg;
+}
+
+/*
+ * FETCH_REQ or COMMIT_AND_FETCH_REQ; with auto registration its
+ * descriptor goes in the SQE's own addr field (ublksrv_io_cmd.addr stays 0)
+ */
+static void prep_fetch_cmd(const struct server *s, struct io_uring_sqe *sqe, unsigned int op,
+			   unsigned int tag, int result, const struct ublk_auto_buf_reg *reg)
+{
+	prep_io_cmd(sqe, op, tag, result, 0);
+	if (s->auto_zc)
+		sqe->addr = ublk_auto_buf_reg_to_sqe_addr(reg);
 }
 
 static void queue_fetch(struct server *s, unsigned int tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
 
-	prep_io_cmd(sqe, UBLK_U_IO_FETCH_REQ, tag, 0, fetch_addr(s, tag));
+	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
+
+	prep_fetch_cmd(s, sqe, UBLK_U_IO_FETCH_REQ, tag, 0, &reg);
 	sqe->user_data = ud(tag, NR_FETCH, 0, false);
 	s->cmd_inflight++;
 }
@@ -456,12 +456,13 @@ static void queue_fetch(struct server *s, unsigned int tag)
 static void commit(struct server *s, unsigned int tag, int res)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
+	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
 
 	if (res < 0)
 		s->errors++;
 	s->served++;
 	s->tags[tag].phase = PH_IDLE;
-	prep_io_cmd(sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res, fetch_addr(s, tag));
+	prep_fetch_cmd(s, sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res, &reg);
 	sqe->user_data = ud(tag, NR_COMMIT, 0, false);
 	s->cmd_inflight++;
 }
@@ -940,28 +941,32 @@ static void report_pending(struct server *s, const char *name, long want)
  */
 static unsigned int probe_bad_fetch(struct server *s)
 {
-	static const struct { const char *name; __u64 bits; } bad[] = {
-		{ "fetch-reserved0", 1ULL << 24 },
-		{ "fetch-reserved1", 1ULL << 32 },
-		{ "fetch-unknown-flag", 2ULL << 16 },
+	static const char *const name[] = {
+		"fetch-reserved0", "fetch-reserved1", "fetch-unknown-flag",
 	};
 	unsigned int i, taken = 0;
 
 	for (i = 0; i < 3 && i < s->depth; i++) {
 		struct io_uring_sqe *sqe = get_sqe(&s->ring);
-		__u64 addr = fetch_addr(s, i) | bad[i].bits;
+		struct ublk_auto_buf_reg reg = auto_reg(s, i);
 		int res;
 
-		prep_io_cmd(sqe, UBLK_U_IO_FETCH_REQ, i, 0, addr);
+		if (i == 0)
+			reg.reserved0 = 1;
+		else if (i == 1)
+			reg.reserved1 = 1;
+		else
+			reg.flags |= UBLK_AUTO_BUF_REG_F_MASK + 1;
+		prep_fetch_cmd(s, sqe, UBLK_U_IO_FETCH_REQ, i, 0, &reg);
 		sqe->user_data = ud(i, NR_FETCH, 0, false);
-		printf("probe %s: FETCH tag %u addr 0x%llx\n", bad[i].name, i,
-		       (unsigned long long)addr);
+		printf("probe %s: FETCH tag %u sqe addr 0x%llx\n", name[i], i,
+		       (unsigned long long)sqe->addr);
 		if (sync_wait_ud(s, ud(i, NR_FETCH, 0, false), &res)) {
-			report(s, bad[i].name, res, -EINVAL);
+			report(s, name[i], res, -EINVAL);
 			if (res >= 0)	/* a request already: not before START_DEV */
 				s->unexpected++;
 		} else {
-			report_pending(s, bad[i].name, -EINVAL);
+			report_pending(s, name[i], -EINVAL);
 			s->cmd_inflight++;	/* it is this tag's FETCH now */
 			taken |= 1u << i;
 		}
@@ -978,14 +983,15 @@ static unsigned int probe_bad_fetch(struct server *s)
 static bool probe_bad_commit(struct server *s, unsigned int tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
-	__u64 addr = fetch_addr(s, tag) | (1ULL << 24);
+	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
 	__u64 u = ud(tag, NR_COMMIT, 0, false);
 	int res;
 
-	prep_io_cmd(sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, s->tags[tag].bytes, addr);
+	reg.reserved0 = 1;
+	prep_fetch_cmd(s, sqe, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, s->tags[tag].bytes, &reg);
 	sqe->user_data = u;
-	printf("probe commit-reserved0: COMMIT_AND_FETCH tag %u result %u addr 0x%llx\n", tag,
-	       s->tags[tag].bytes, (unsigned long long)addr);
+	printf("probe commit-reserved0: COMMIT_AND_FETCH tag %u result %u sqe addr 0x%llx\n",
+	       tag, s->tags[tag].bytes, (unsigned long long)sqe->addr);
 	if (sync_wait_ud(s, u, &res)) {
 		report(s, "commit-reserved0", res, -EINVAL);
 		if (res == -EINVAL)

@@ -7,13 +7,23 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* ctx is read-only: the ring's state belongs to the kernel */
+/*
+ * The ring is opaque (struct iou_ctx, mainline 7.2): a program written for
+ * 7.1 that takes it for a struct io_ring_ctx can neither write it ...
+ */
 IOURING_BPF_STEP(write_ctx)
 {
-	ring->flags = 0;
+	((struct io_ring_ctx *)ring)->flags = 0;
 	return IOU_LOOP_STOP;
 }
 IOURING_BPF_OPS(write_ctx_ops, write_ctx);
+
+/* ... nor read it */
+IOURING_BPF_STEP(read_ctx)
+{
+	return ((struct io_ring_ctx *)ring)->flags ? IOU_LOOP_STOP : IOU_LOOP_CONTINUE;
+}
+IOURING_BPF_OPS(read_ctx_ops, read_ctx);
 
 /* lp->step is the kernel's counter, not the program's */
 IOURING_BPF_STEP(write_step)

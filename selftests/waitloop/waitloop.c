@@ -28,6 +28,7 @@
 #include "waitloop.skel.h"
 #include "verifier_reject.skel.h"
 #include "mainline_nops.skel.h"
+#include "mainline72_batch.skel.h"
 #include "nops.skel.h"
 #include "copy.skel.h"
 #include "printk.skel.h"
@@ -828,7 +829,13 @@ out:
 
 static int test_verifier_write_ctx(void)
 {
-	return expect_verifier_reject("write_ctx", "io_uring_bpf_ops: io_ring_ctx is read-only");
+	return expect_verifier_reject("write_ctx", "io_uring_bpf_ops: iou_ctx is read-only");
+}
+
+/* mainline 7.2's opaque ring: nothing of it can be read either */
+static int test_verifier_read_ctx(void)
+{
+	return expect_verifier_reject("read_ctx", "access beyond struct iou_ctx at off 0");
 }
 
 static int test_verifier_write_step(void)
@@ -883,6 +890,48 @@ static int test_mainline_only(void)
 out:
 	bpf_link__destroy(link);
 	mainline_nops__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+/* a policy written for mainline 7.2 (struct iou_ctx, vmlinux.h) loads and runs */
+static int test_mainline72(void)
+{
+	struct iouring_bpf_ring r;
+	struct mainline72_batch *skel = NULL;
+	struct bpf_link *link = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		goto out;
+	skel = mainline72_batch__open();
+	if (!CHECK(skel, "open: %s", strerror(errno)))
+		goto out;
+	skel->rodata->cq_head_off = r.params.cq_off.head;
+	skel->rodata->cq_tail_off = r.params.cq_off.tail;
+	skel->rodata->cqes_off = r.params.cq_off.cqes;
+	skel->rodata->cq_mask = r.params.cq_entries - 1;
+	skel->rodata->cq_size = r.geom.cq_region_size;
+	skel->rodata->sq_size = r.geom.sq_region_size;
+	skel->rodata->batch = 4;
+	skel->rodata->rounds = 25;
+	skel->struct_ops.mainline72_ops->ring_fd = r.fd;
+	if (!CHECK_OK(mainline72_batch__load(skel), "load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.mainline72_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = iouring_bpf_ring_run(&r);
+	if (!CHECK(ret == 0, "enter: %d", ret) ||
+	    !CHECK(skel->bss->rounds_done == 25 && skel->bss->cqes_seen == 100 &&
+		   skel->bss->cqes_bad == 0, "rounds %u cqes %u bad %u",
+		   skel->bss->rounds_done, skel->bss->cqes_seen, skel->bss->cqes_bad))
+		goto out;
+	printf("7.2-style program (struct iou_ctx) ran 25 rounds of 4 NOPs unchanged\n");
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	mainline72_batch__destroy(skel);
 	iouring_bpf_ring_exit(&r);
 	return status;
 }
@@ -1784,10 +1833,12 @@ static const struct {
 	{ "param-region", test_param_region },
 	{ "sq-rewind", test_sq_rewind },
 	{ "verifier-write-ctx", test_verifier_write_ctx },
+	{ "verifier-read-ctx", test_verifier_read_ctx },
 	{ "verifier-write-readonly-param", test_verifier_write_step },
 	{ "verifier-region-past-size", test_verifier_region_past_size },
 	{ "verifier-region-nonconst-size", test_verifier_region_nonconst },
 	{ "mainline-only", test_mainline_only },
+	{ "mainline-7.2-ctx", test_mainline72 },
 	{ "printk", test_printk },
 	{ "never-waits-lock", test_never_waits },
 	{ "timeout-far", test_far_timeout },

@@ -17,19 +17,25 @@
 #include <bpf/bpf_core_read.h>
 #include <asm-generic/errno.h>
 
-/* mainline (Linux 7.1) */
-extern int bpf_io_uring_submit_sqes(struct io_ring_ctx *ctx, __u32 nr) __ksym;
-extern __u8 *bpf_io_uring_get_region(struct io_ring_ctx *ctx, __u32 region_id,
-				     const __u64 rdwr_buf_size) __ksym;
+/*
+ * Mainline (Linux 7.1, with 7.2's opaque struct iou_ctx for the ring: a
+ * program can only pass it on). Declared as mainline declares them, so a
+ * policy that declares them itself, or a vmlinux.h that carries kfunc
+ * prototypes, agrees with these. Programs written for 7.1 name the ring
+ * struct io_ring_ctx; they load too (the kernel types the argument).
+ */
+extern int bpf_io_uring_submit_sqes(struct iou_ctx *loop_ctx, __u32 nr) __ksym;
+extern __u8 *bpf_io_uring_get_region(struct iou_ctx *loop_ctx, __u32 region_id,
+				     const size_t rdwr_buf_size) __ksym;
 
 /*
  * IOURING_BPF_STEP(name) { ... }: a sleepable loop_step program with
- * arguments (struct io_ring_ctx *ring, struct iou_loop_params *lp).
+ * arguments (struct iou_ctx *ring, struct iou_loop_params *lp).
  * (BPF_PROG keeps the name `ctx` for the raw argument array.)
  */
 #define IOURING_BPF_STEP(name)						\
 	SEC("struct_ops.s/loop_step")					\
-	int BPF_PROG(name, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+	int BPF_PROG(name, struct iou_ctx *ring, struct iou_loop_params *lp)
 
 /* IOURING_BPF_OPS(ops_name, step_prog): the struct_ops map, link-attached. */
 #define IOURING_BPF_OPS(ops_name, step_prog)				\

@@ -232,7 +232,7 @@ __noinline int iou_dag_start_one(struct io_uring_sqe *sqe)
 	return 1;
 }
 
-static __always_inline int iou_dag_step(struct io_ring_ctx *ring,
+static __always_inline int iou_dag_step(struct iou_ctx *ring,
 					struct iou_loop_params *lp)
 {
 	struct iou_ring r;

@@ -383,7 +383,7 @@ static __always_inline int iou_link_submit(struct iou_ring *r, __u32 n)
  * One loop step: reap, start what may start, wait. Returns the loop_step
  * result; iou_link_status says how the run ended.
  */
-static __always_inline int iou_link_step(struct io_ring_ctx *ring,
+static __always_inline int iou_link_step(struct iou_ctx *ring,
 					 struct iou_loop_params *lp)
 {
 	struct iou_ring r;

@@ -20,14 +20,14 @@
 const volatile struct iouring_bpf_geometry iou_geom;
 
 struct iou_ring {
-	struct io_ring_ctx *ctx;
+	struct iou_ctx *ctx;
 	__u8 *cq;			/* IOU_REGION_CQ */
 	struct io_uring_sqe *sqes;	/* IOU_REGION_SQ */
 };
 
 /* Map the CQ and SQ regions; false if the ring or geometry does not fit. */
 static __always_inline bool iou_ring_open(struct iou_ring *r,
-					  struct io_ring_ctx *ctx)
+					  struct iou_ctx *ctx)
 {
 	r->ctx = ctx;
 	r->cq = bpf_io_uring_get_region(ctx, IOU_REGION_CQ, iou_geom.cq_region_size);

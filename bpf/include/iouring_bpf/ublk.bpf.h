@@ -76,7 +76,8 @@ extern int bpf_ublk_io_add_extent(struct ublk_bpf_io *io, __u32 file, __u64 file
 const volatile struct iouring_bpf_ublk_geometry iou_ublk;
 /*
  * Set by the daemon when the device has UBLK_F_AUTO_BUF_REG: the driver
- * registers a request's buffer (index = tag) before handing it over and
+ * registers a request's buffer (index = tag, passed in the FETCH and
+ * COMMIT_AND_FETCH SQEs' addr field) before handing it over and
  * unregisters it at COMMIT_AND_FETCH, so the engine sends neither
  * REGISTER_IO_BUF nor UNREGISTER_IO_BUF. Its presence in an object tells
  * the daemon the policy can run so (IOU_UBLK_AUTO_BUF_REG_GLOBAL).
@@ -388,15 +389,17 @@ __noinline int iou_ublk_prep(struct io_uring_sqe *sqe, __u32 tag, __u32 k)
 	e = &t->ext[i];
 	switch (kind) {
 	case IOU_UBLK_K_FETCH:
-		/* auto registration: struct ublk_auto_buf_reg { index = tag } */
-		iou_ublk_prep_cmd(sqe, IOU_UBLK_FETCH, tag, 0,
-				  iou_ublk_auto_buf_reg ? tag : 0,
-				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
-		break;
 	case IOU_UBLK_K_CMD:
-		iou_ublk_prep_cmd(sqe, IOU_UBLK_COMMIT, tag, t->commit_res,
-				  iou_ublk_auto_buf_reg ? tag : 0,
+		iou_ublk_prep_cmd(sqe, kind == IOU_UBLK_K_FETCH ? IOU_UBLK_FETCH :
+				  IOU_UBLK_COMMIT, tag,
+				  kind == IOU_UBLK_K_FETCH ? 0 : t->commit_res, 0,
 				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
+		/*
+		 * auto registration: struct ublk_auto_buf_reg { index = tag },
+		 * encoded in the SQE's own addr field, as the driver reads it
+		 */
+		if (iou_ublk_auto_buf_reg)
+			sqe->addr = tag;
 		break;
 	case IOU_UBLK_K_REG:
 		iou_ublk_prep_cmd(sqe, IOU_UBLK_REGISTER, tag, 0, tag,
@@ -472,7 +475,7 @@ __noinline int iou_ublk_next_sqe(struct io_uring_sqe *sqe)
  * The whole step. A policy's loop_step is
  *	IOURING_BPF_STEP(my_step) { return iou_ublk_step(ring, lp); }
  */
-static __always_inline int iou_ublk_step(struct io_ring_ctx *ctx,
+static __always_inline int iou_ublk_step(struct iou_ctx *ctx,
 					 struct iou_loop_params *lp)
 {
 	struct iou_ring r;
