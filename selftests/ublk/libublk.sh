@@ -18,6 +18,10 @@
 # the stop -- 'ublk del' of our tool (1 queue), SIGTERM to the server, which
 # stops and deletes through the crate (2 queues) -- ends the server with exit
 # 0 within 20 s and removes the device.
+# null-copy also checks what the crate learns of the ublk features this
+# kernel does not have (kernel/README): GET_FEATURES reports bits 0
+# (SUPPORT_ZERO_COPY) and 11 (AUTO_BUF_REG) and none of bits 9, 10, 12-19,
+# and UPDATE_SIZE and QUIESCE_DEV sent through the crate fail -EOPNOTSUPP.
 #   loop-recovery  auto mode with UBLK_F_USER_RECOVERY: fio writes a 16 MiB
 #              pattern, kill -9 of the server, the device goes QUIESCED, a
 #              read issued then waits; a new server takes over with the
@@ -154,6 +158,22 @@ dev_state() {
 }
 
 ZC=$((1 << 0)) RECOVERY=$((1 << 3)) AUTO=$((1 << 11))
+# mainline's newer flags that this kernel does not have: USER_RECOVERY_FAIL_IO
+# (9), UPDATE_SIZE (10), QUIESCE (12) .. SHMEM_ZC (19)
+ABSENT=$(((1 << 9) | (1 << 10) | (0xff << 12)))
+
+# absent_check NAME: the server ran with --probe-absent
+absent_check() {
+	local name=$1 feat probe
+	feat=$(awk '$1 == "FEATURES" { print $2; exit }' "$srv_out")
+	probe=$(grep -m1 '^PROBE ' "$srv_out")
+	[ -n "$feat" ] && [ $((feat & (ZC | AUTO))) = $((ZC | AUTO)) ] && [ $((feat & ABSENT)) = 0 ] &&
+		ok "$name: GET_FEATURES $feat: SUPPORT_ZERO_COPY and AUTO_BUF_REG, none of the absent flags" ||
+		bad "$name: GET_FEATURES '$feat': want bits 0 and 11, none of $(printf 0x%x $ABSENT)"
+	[ "$probe" = "PROBE update_size=-95 quiesce=-95" ] &&
+		ok "$name: UPDATE_SIZE and QUIESCE_DEV through the crate: -EOPNOTSUPP ($probe)" ||
+		bad "$name: '$probe', want update_size=-95 quiesce=-95 (-EOPNOTSUPP)"
+}
 # flags_check NAME MODE [EXTRA_BITS]: the mode's bits set, the others clear
 flags_check() {
 	local name=$1 set clear f s
@@ -288,6 +308,7 @@ if [ "$mode" != recovery ]; then
 	for queues in 1 2; do
 		n=$case_-q$queues
 		args=(--target "$target" --mode "$mode" --queues "$queues" --depth 64)
+		[ "$case_" = null-copy ] && [ "$queues" = 1 ] && args+=(--probe-absent)
 		if [ "$target" = loop ]; then
 			img=$work/$n.img	# $work is on /dev/shm: tmpfs
 			truncate -s 64M "$img"
@@ -297,6 +318,7 @@ if [ "$mode" != recovery ]; then
 		ok "$n: /dev/ublkb$srv_id live"
 		[ "$target" = loop ] && echo "$n: $(grep -m1 'backing file opened' "$srv_err")"
 		flags_check "$n" "$mode"
+		[ "$case_" = null-copy ] && [ "$queues" = 1 ] && absent_check "$n"
 		dev=/dev/ublkb$srv_id
 		if [ "$target" = loop ]; then
 			loop_io "$n" "$dev" "$img" "$queues"

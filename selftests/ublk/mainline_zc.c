@@ -4,7 +4,11 @@
  * mainline 6.15's reference server (tools/testing/selftests/ublk, "kublk")
  * does, for the ublk/mainline-zc-* tests. It uses nothing of ours: only the
  * ublk and io_uring UAPI, through Debian's liburing 2.3, with every SQE the
- * old liburing cannot prepare filled in by hand.
+ * old liburing cannot prepare filled in by hand. What a published client
+ * library can do is tested with one (the libublk crate, ublk/libublk-*);
+ * this server is for what such a library does not let a test express:
+ * hand-built chains, a step failing in the middle of one, malformed
+ * commands and the review reproducers.
  *
  * One queue, served by one thread whose ring is COOP_TASKRUN | SINGLE_ISSUER
  * | DEFER_TASKRUN, with a sparse registered-buffer table (slot = tag) and the
@@ -62,11 +66,6 @@
  *           (ublk_auto_buf_reg_to_sqe_addr()), the driver registers
  *           and unregisters the request's buffer, the server sends only the
  *           data SQE(s) on buf_index = tag (no REGISTER/UNREGISTER_IO_BUF)
- *       --auto-zc-fallback: as kublk's --auto_zc_fallback: index 0xffff
- *           (past the buffer table) with UBLK_AUTO_BUF_REG_FALLBACK, so the
- *           registration fails and every request with data comes with
- *           UBLK_IO_F_NEED_REG_BUF: the server registers it itself (the
- *           linked REGISTER -> data -> UNREGISTER chain)
  *       --probe-bad-addr S (with --auto-zc, loop target): before the first
  *           FETCH, FETCHes whose ublk_auto_buf_reg has reserved0, reserved1
  *           or an unknown flag set must fail -EINVAL; for the READ at sector
@@ -261,7 +260,7 @@ struct server {
 	long long keep_buf_sector, table_sector, uc_sector, unreg_b_sector,
 		  unreg_a_sector, die_sector;
 	bool keep_buf_close;
-	bool auto_zc, auto_fallback;	/* UBLK_F_AUTO_BUF_REG (kublk --auto_zc[_fallback]) */
+	bool auto_zc;			/* UBLK_F_AUTO_BUF_REG (kublk --auto_zc) */
 	long long bad_addr_sector;	/* --probe-bad-addr */
 	int held_b;
 	unsigned int nr_bufs;		/* buffer-table slots (depth, +1 user slot) */
@@ -417,16 +416,11 @@ static void prep_io_cmd(struct io_uring_sqe *sqe, unsigned int op, unsigned int 
 	cmd->addr = addr;
 }
 
-/* FETCH/COMMIT_AND_FETCH's struct ublk_auto_buf_reg for tag */
-static struct ublk_auto_buf_reg auto_reg(const struct server *s, unsigned int tag)
+/* FETCH/COMMIT_AND_FETCH's struct ublk_auto_buf_reg for tag: slot tag */
+static struct ublk_auto_buf_reg auto_reg(unsigned int tag)
 {
 	struct ublk_auto_buf_reg reg = { .index = (__u16)tag };
 
-	if (s->auto_fallback) {
-		/* as kublk's --auto_zc_fallback: past the table, so it fails */
-		reg.index = 0xffff;
-		reg.flags = UBLK_AUTO_BUF_REG_FALLBACK;
-	}
 	return reg;
 }
 
@@ -446,7 +440,7 @@ static void queue_fetch(struct server *s, unsigned int tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
 
-	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
+	struct ublk_auto_buf_reg reg = auto_reg(tag);
 
 	prep_fetch_cmd(s, sqe, UBLK_U_IO_FETCH_REQ, tag, 0, &reg);
 	sqe->user_data = ud(tag, NR_FETCH, 0, false);
@@ -456,7 +450,7 @@ static void queue_fetch(struct server *s, unsigned int tag)
 static void commit(struct server *s, unsigned int tag, int res)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
-	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
+	struct ublk_auto_buf_reg reg = auto_reg(tag);
 
 	if (res < 0)
 		s->errors++;
@@ -621,9 +615,10 @@ static void queue_auto(struct server *s, unsigned int tag)
 }
 
 /*
- * A READ/WRITE: with auto registration the data SQE(s) alone, or, when
- * the driver could not register the buffer (UBLK_IO_F_NEED_REG_BUF,
- * fallback mode), the server's own REGISTER -> data -> UNREGISTER.
+ * A READ/WRITE: with auto registration the data SQE(s) alone. Without
+ * UBLK_AUTO_BUF_REG_FALLBACK the driver never hands a request over
+ * unregistered (UBLK_IO_F_NEED_REG_BUF); if it did, the server's own
+ * REGISTER -> data -> UNREGISTER serves it, and it counts as unexpected.
  */
 static void serve_rw(struct server *s, unsigned int tag)
 {
@@ -634,19 +629,15 @@ static void serve_rw(struct server *s, unsigned int tag)
 		queue_rw(s, tag);
 		return;
 	}
-	if (need_reg)
+	if (need_reg) {
+		fprintf(stderr, "tag %u: op_flags 0x%x: NEED_REG_BUF without FALLBACK\n", tag,
+			iod->op_flags);
 		s->need_reg++;
-	if (need_reg != s->auto_fallback) {
-		/* FALLBACK not asked for, or a registration at 0xffff worked */
-		fprintf(stderr, "tag %u: op_flags 0x%x: NEED_REG_BUF %s in %s mode\n", tag,
-			iod->op_flags, need_reg ? "set" : "not set",
-			s->auto_fallback ? "fallback" : "auto");
 		s->unexpected++;
-	}
-	if (need_reg)
 		queue_rw(s, tag);
-	else
-		queue_auto(s, tag);
+		return;
+	}
+	queue_auto(s, tag);
 }
 
 static void queue_flush(struct server *s, unsigned int tag)
@@ -948,7 +939,7 @@ static unsigned int probe_bad_fetch(struct server *s)
 
 	for (i = 0; i < 3 && i < s->depth; i++) {
 		struct io_uring_sqe *sqe = get_sqe(&s->ring);
-		struct ublk_auto_buf_reg reg = auto_reg(s, i);
+		struct ublk_auto_buf_reg reg = auto_reg(i);
 		int res;
 
 		if (i == 0)
@@ -983,7 +974,7 @@ static unsigned int probe_bad_fetch(struct server *s)
 static bool probe_bad_commit(struct server *s, unsigned int tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(&s->ring);
-	struct ublk_auto_buf_reg reg = auto_reg(s, tag);
+	struct ublk_auto_buf_reg reg = auto_reg(tag);
 	__u64 u = ud(tag, NR_COMMIT, 0, false);
 	int res;
 
@@ -1556,7 +1547,7 @@ static int cmd_add(struct server *s)
 	printf("target %s link %s depth %u size %llu flags 0x%llx max_io %u%s",
 	       target_name[s->target], link_name[s->link], s->depth, s->size,
 	       (unsigned long long)s->info.flags, s->info.max_io_buf_bytes,
-	       !s->auto_zc ? "" : s->auto_fallback ? " auto_zc_fallback" : " auto_zc");
+	       s->auto_zc ? " auto_zc" : "");
 	for (i = 0; i < s->nr_files; i++)
 		printf(" file%u %s%s", i, s->files[i], s->direct[i] ? " (O_DIRECT)" : "");
 	printf("\n");
@@ -1677,7 +1668,7 @@ static void usage(void)
 		"                       [--keep-buf S --keep-buf-then close|exit] [--probe-table S]\n"
 		"                       [--probe-uc S] [--probe-unreg SB,SA] [--die-after-register S]\n"
 		"                       [--no-user-copy] [--need-get-data] [--recovery-reissue]\n"
-		"                       [--auto-zc | --auto-zc-fallback] [--probe-bad-addr S]\n"
+		"                       [--auto-zc] [--probe-bad-addr S]\n"
 		"       mainline_zc recover ID -t loop -f FILE\n"
 		"       mainline_zc start ID PID\n"
 		"       mainline_zc del ID [--async]\n"
@@ -1722,7 +1713,6 @@ int main(int argc, char **argv)
 		{ "need-get-data", no_argument, NULL, 'G' },
 		{ "recovery-reissue", no_argument, NULL, 'Q' },
 		{ "auto-zc", no_argument, NULL, 'A' },
-		{ "auto-zc-fallback", no_argument, NULL, 'a' },
 		{ "probe-bad-addr", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1891,9 +1881,6 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			s.auto_zc = true;
-			break;
-		case 'a':
-			s.auto_zc = s.auto_fallback = true;
 			break;
 		case 'P':
 			s.bad_addr_sector = strtoll(optarg, NULL, 0);

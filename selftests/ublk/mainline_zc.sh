@@ -17,15 +17,8 @@
 #               waits: (a) kill -9 of the server, (b) DEL_DEV from another
 #               process; either releases everything within 60 s
 #  Auto buffer registration (UBLK_F_AUTO_BUF_REG, mainline 6.16, kernel
-#  patch 27), as kublk's --auto_zc and --auto_zc_fallback:
-#   auto-loop   loop target over a tmpfs file, the driver registers each
-#               request's buffer at slot tag: fio verify randwrite 4k and
-#               64k, the device reads back the file's bytes, GET_DEV_INFO's
-#               flags have bit 11; the server sent no REGISTER/UNREGISTER_IO_BUF
-#   auto-fallback  null target asking for slot 0xffff (past the table) with
-#               UBLK_AUTO_BUF_REG_FALLBACK: every READ/WRITE comes with
-#               UBLK_IO_F_NEED_REG_BUF and the server registers it itself;
-#               fio randrw runs clean
+#  patch 27) as kublk's --auto_zc, for what the libublk crate cannot send
+#  (its serving with and without FALLBACK is ublk/libublk-*):
 #   auto-bad-addr  FETCHes whose ublk_auto_buf_reg has reserved0, reserved1
 #               or an unknown flag set fail -EINVAL; a COMMIT_AND_FETCH with
 #               reserved0 set fails -EINVAL and commits nothing (the reader
@@ -561,61 +554,6 @@ start-wait)
 		d=$(d_state)
 		[ -z "$d" ] && ok "$n: no task in D state" || { bad "$n: tasks in D state"; echo "$d"; }
 	done
-	;;
-auto-loop)
-	n=auto-loop
-	img=$work/$n.img	# $work is on /dev/shm: tmpfs
-	truncate -s 64M "$img"
-	srv_start $n -t loop -d 32 -f "$img" --auto-zc || { bad "$n: start"; finish; }
-	ok "$n: started /dev/ublkb$srv_id ($(sed -n 2p "$srv_out"))"
-	dev=/dev/ublkb$srv_id
-	info=$("$T" info "$srv_id" 2>&1)
-	f=$(sed -n 's/.* flags \(0x[0-9a-f]*\) .*/\1/p' <<<"$info")
-	[ -n "$f" ] && [ $((f & (1 << 11))) != 0 ] && [ $((f & 1)) != 0 ] &&
-		ok "$n: GET_DEV_INFO flags $f: UBLK_F_AUTO_BUF_REG (bit 11) and SUPPORT_ZERO_COPY ($info)" ||
-		bad "$n: GET_DEV_INFO: $info: want bits 11 (AUTO_BUF_REG) and 0 (SUPPORT_ZERO_COPY)"
-	fio_run $n-4k "$dev" --rw=randwrite --bs=4k --iodepth=16 --size=16M
-	fio_run $n-64k "$dev" --rw=randwrite --bs=64k --iodepth=16 --size=16M --offset=32M
-	timeout 60 dd if=/dev/urandom of="$dev" bs=4k count=1 seek=$((60 * 256)) oflag=direct conv=fsync \
-		status=none && ok "$n: write + flush" || bad "$n: flush"
-	# every byte of the device is the file's (read through the server)
-	if cmp <(timeout 300 dd if="$dev" bs=1M iflag=direct status=none) "$img" > "$work/cmp" 2>&1; then
-		ok "$n: the device's 64 MiB equal the backing file's"
-	else
-		bad "$n: device and backing file differ: $(cat "$work/cmp")"; srv_errors
-	fi
-	srv_del $n
-	d=$(summary data_reqs) a=$(summary auto) r=$(summary need_reg) b=$(summary buf_cmds)
-	echo "auto-loop: data requests ${d:-?}, served on the driver's registration ${a:-?}," \
-		"NEED_REG_BUF ${r:-?}, REGISTER/UNREGISTER_IO_BUF sent ${b:-?}"
-	[ "${d:-0}" -gt 0 ] && [ "$a" = "$d" ] && [ "$r" = 0 ] && [ "$b" = 0 ] &&
-		ok "$n: all $d READ/WRITE requests served on the driver's registration, no REGISTER/UNREGISTER_IO_BUF sent" ||
-		bad "$n: data_reqs ${d:-?} auto ${a:-?} need_reg ${r:-?} buf_cmds ${b:-?}: want auto = data_reqs > 0, 0, 0"
-	;;
-auto-fallback)
-	n=auto-fallback
-	srv_start $n -t null -d 32 -s 256M --auto-zc-fallback || { bad "$n: start"; finish; }
-	ok "$n: started /dev/ublkb$srv_id ($(sed -n 2p "$srv_out"))"
-	f=$(flags_of)
-	[ $((f & (1 << 11))) != 0 ] && ok "$n: ADD_DEV flags $f have UBLK_F_AUTO_BUF_REG" ||
-		bad "$n: ADD_DEV flags $f lack UBLK_F_AUTO_BUF_REG"
-	if timeout 300 fio --name=$n --filename="/dev/ublkb$srv_id" --allow_file_create=0 \
-		--ioengine=io_uring --direct=1 --rw=randrw --bsrange=4k-256k --iodepth=16 \
-		--size=32M --output="$work/$n.fio" && grep -q 'err= 0' "$work/$n.fio"; then
-		ok "$n: fio randrw 4k-256k, 32 MiB"
-	else
-		bad "$n: fio"; cat "$work/$n.fio"; srv_errors
-	fi
-	srv_del $n
-	d=$(summary data_reqs) a=$(summary auto) r=$(summary need_reg) b=$(summary buf_cmds)
-	echo "auto-fallback: NEED_REG_BUF deliveries ${r:-?} of ${d:-?} data requests," \
-		"REGISTER/UNREGISTER_IO_BUF sent ${b:-?}, served on a driver registration ${a:-?}"
-	[ "${d:-0}" -gt 0 ] && [ "$r" = "$d" ] && [ "$a" = 0 ] &&
-		ok "$n: every one of the $d READ/WRITE requests came with UBLK_IO_F_NEED_REG_BUF" ||
-		bad "$n: NEED_REG_BUF on ${r:-?} of ${d:-?} requests (auto ${a:-?}): want all"
-	[ -n "$r" ] && [ "$b" = $((2 * r)) ] &&
-		ok "$n: the server registered and unregistered each itself ($b commands)" ||
-		bad "$n: REGISTER/UNREGISTER_IO_BUF sent ${b:-?}, want 2 x ${r:-?}"
 	;;
 auto-bad-addr)
 	n=auto-bad-addr

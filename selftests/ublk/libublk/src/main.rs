@@ -87,6 +87,7 @@ struct Opts {
     size: Option<u64>,
     recover: Option<u32>,
     recovery: bool,
+    probe_absent: bool,
 }
 
 const PROG: &str = "libublk_serve";
@@ -122,10 +123,14 @@ is stopped or deleted, or SIGTERM/SIGINT stops it (the server then deletes it).
   --recover ID   take over device ID whose server died (START_USER_RECOVERY ..
                  END_USER_RECOVERY); --target, --backing and --mode must be the
                  first server's; queues and depth are the device's
+  --probe-absent once live, send the control commands of ublk features this
+                 kernel does not have (UPDATE_SIZE, QUIESCE_DEV) through the
+                 crate and print 'PROBE update_size=R quiesce=R' (R: the result
+                 or -errno)
   -h, --help     this text
 
-stdout: 'ADDED ID' after ADD_DEV, 'FLAGS 0x..' (the kernel's device flags) and
-'READY ID' once live, 'DONE ios=N data=N need_reg_buf=N buf_cmds=N io_errors=N
+stdout: 'ADDED ID' after ADD_DEV, 'FEATURES 0x..' (GET_FEATURES), 'FLAGS 0x..'
+(the kernel's device flags) and 'READY ID' once live, 'DONE ios=N data=N need_reg_buf=N buf_cmds=N io_errors=N
 failures=N queue_ios=N,.. signal=N' after a clean stop. Any ublk or io_uring
 failure: a message on stderr naming the step and the errno, exit 1; a flag
 the kernel does not grant is named and is a failure too.
@@ -153,6 +158,7 @@ fn parse_args() -> Result<Opts, String> {
         size: None,
         recover: None,
         recovery: false,
+        probe_absent: false,
     };
     let mut target = None;
     let mut args = std::env::args().skip(1);
@@ -208,6 +214,7 @@ fn parse_args() -> Result<Opts, String> {
                 );
             }
             "--recovery" => o.recovery = true,
+            "--probe-absent" => o.probe_absent = true,
             _ => return Err(format!("unknown argument '{a}'")),
         }
     }
@@ -224,6 +231,15 @@ fn parse_args() -> Result<Opts, String> {
         return Err("--recovery adds a device; --recover takes one over".into());
     }
     Ok(o)
+}
+
+/// A control command's result as a number: its value, or -errno
+fn result_text(r: Result<i32, UblkError>) -> String {
+    match r {
+        Ok(v) => v.to_string(),
+        Err(UblkError::UringIOError(e)) => e.to_string(),
+        Err(e) => err_text(&e),
+    }
 }
 
 /// "Invalid argument (-22)" for a crate error
@@ -488,6 +504,7 @@ fn main() {
         Ok(())
     };
     let direct = backing.as_ref().is_some_and(|b| b.direct);
+    let probe_absent = o.probe_absent;
     let ready = move |c: &UblkCtrl| {
         let i = c.dev_info();
         if target == Target::Loop {
@@ -496,6 +513,14 @@ fn main() {
                 if direct { "O_DIRECT" } else { "buffered" }
             );
         }
+        if probe_absent {
+            println!(
+                "PROBE update_size={} quiesce={}",
+                result_text(c.update_size(dev_size)),
+                result_text(c.quiesce_dev(1000))
+            );
+        }
+        println!("FEATURES 0x{features:x}");
         println!("FLAGS 0x{:x}", info.flags);
         println!("READY {}", i.dev_id);
         let _ = std::io::stdout().flush();
