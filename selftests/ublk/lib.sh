@@ -144,6 +144,36 @@ fio_then() {
 		bad "$what: fio exit $rc"
 }
 
+# alive PID: running and not a zombie
+alive() {
+	[ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+# wait_exit PID SECONDS: until PID (a child of this shell) ends; its status in $rc
+wait_exit() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		alive "$1" || { wait "$1" 2>/dev/null; rc=$?; return 0; }
+		sleep 0.1
+	done
+	rc=
+	return 1
+}
+
+# stacks PID...: every task of each process, with its state and kernel stack
+stacks() {
+	local p t
+	for p in "$@"; do
+		[ -d "/proc/$p" ] || continue
+		for t in /proc/"$p"/task/*; do
+			echo "--- pid $p task ${t##*/} ($(cat "$t/comm" 2>/dev/null))" \
+				"state $(awk '{ print $3 }' "$t/stat" 2>/dev/null)" \
+				"wchan $(cat "$t/wchan" 2>/dev/null)"
+			cat "$t/stack" 2>/dev/null
+		done
+	done
+}
+
 finish() {
 	[ "$fails" = 0 ] && { echo "all checks passed"; exit 0; }
 	echo "$fails check(s) failed"

@@ -63,35 +63,6 @@ lu_cleanup() {
 }
 trap lu_cleanup EXIT
 
-# alive PID: running and not a zombie
-alive() {
-	[ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]
-}
-
-# wait_exit PID SECONDS: until PID (a child) ends; its status in rc
-wait_exit() {
-	local i
-	for i in $(seq $(($2 * 10))); do
-		alive "$1" || { wait "$1" 2>/dev/null; rc=$?; return 0; }
-		sleep 0.1
-	done
-	rc=
-	return 1
-}
-
-# stacks PID...: each task's state and kernel stack (for a hang)
-stacks() {
-	local p t
-	for p in "$@"; do
-		for t in /proc/"$p"/task/*; do
-			[ -d "$t" ] || continue
-			echo "--- pid $p task ${t##*/} ($(cat "$t/comm" 2>/dev/null))" \
-				"state $(awk '{ print $3 }' "$t/stat" 2>/dev/null)"
-			cat "$t/stack" 2>/dev/null
-		done
-	done
-}
-
 srv_errors() { sed 's/^/  server stderr: /' "$srv_err" | tail -20; }
 
 # srv_start NAME ARGS...: libublk_serve ARGS in the background, bounded by

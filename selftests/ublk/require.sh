@@ -18,7 +18,7 @@ case $(uname -r) in *-iouring-bpf) ;; *) echo "FAIL: not the iouring-bpf kernel:
 [ -e /dev/ublk-control ] || { echo "FAIL: this kernel has no /dev/ublk-control"; exit 1; }
 fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
 
-scripts=(add_daemon custom_policy disk_backing errors ext4 fio_verify hook libublk loop_user_smoke
+scripts=(add_daemon custom_policy disk_backing errors ext4 fio_verify hook libublk libublk_crate loop_user_smoke
 	 mainline_zc ops serve_library split_layout state_file stripe_chunk)
 [ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
   "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
@@ -31,6 +31,7 @@ args() {
 	ext4) echo "$T $dir" ;;
 	custom_policy | serve_library) echo "$T $T" ;;
 	libublk) echo "$T $T null-copy" ;;	# the server is checked after ublk_require
+	libublk_crate) echo "$T $T" ;;
 	stripe_chunk) echo "$T $dir layout" ;;
 	hook) echo "$T $T $dir $dir $T refusals" ;;
 	*) echo "$T loop" ;;

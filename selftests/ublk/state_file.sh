@@ -17,7 +17,6 @@ ublk_require
 
 # live ID: the kernel says LIVE
 live() { "$T" -j ublk list 2>/dev/null | json "any(d['id'] == $1 and d['state'] == 'LIVE' for d in j)"; }
-alive() { [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 # a_ok WHAT: device A and its daemon are untouched and still serve I/O
 a_ok() {
 	alive "$apid" && ok "$1: A's daemon $apid still runs" || bad "$1: A's daemon $apid is gone"

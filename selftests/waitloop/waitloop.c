@@ -855,6 +855,20 @@ static int test_verifier_region_nonconst(void)
 	return expect_verifier_reject("region_nonconst", "R3 is not a const");
 }
 
+/*
+ * The mainline-style programs know nothing of liburing-bpf's geometry
+ * global: they take the CQ's offsets and the regions' sizes one by one.
+ */
+#define MAINLINE_RING_GLOBALS(skel, r)						\
+	do {									\
+		(skel)->rodata->cq_head_off = (r)->params.cq_off.head;		\
+		(skel)->rodata->cq_tail_off = (r)->params.cq_off.tail;		\
+		(skel)->rodata->cqes_off = (r)->params.cq_off.cqes;		\
+		(skel)->rodata->cq_mask = (r)->params.cq_entries - 1;		\
+		(skel)->rodata->cq_size = (r)->geom.cq_region_size;		\
+		(skel)->rodata->sq_size = (r)->geom.sq_region_size;		\
+	} while (0)
+
 static int test_mainline_only(void)
 {
 	struct iouring_bpf_ring r;
@@ -867,12 +881,7 @@ static int test_mainline_only(void)
 	skel = mainline_nops__open();
 	if (!CHECK(skel, "open: %s", strerror(errno)))
 		goto out;
-	skel->rodata->cq_head_off = r.params.cq_off.head;
-	skel->rodata->cq_tail_off = r.params.cq_off.tail;
-	skel->rodata->cqes_off = r.params.cq_off.cqes;
-	skel->rodata->cq_mask = r.params.cq_entries - 1;
-	skel->rodata->cq_size = r.geom.cq_region_size;
-	skel->rodata->sq_size = r.geom.sq_region_size;
+	MAINLINE_RING_GLOBALS(skel, &r);
 	skel->rodata->total = 100;
 	skel->struct_ops.mainline_ops->ring_fd = r.fd;
 	if (!CHECK_OK(mainline_nops__load(skel), "load"))
@@ -907,12 +916,7 @@ static int test_mainline72(void)
 	skel = mainline72_batch__open();
 	if (!CHECK(skel, "open: %s", strerror(errno)))
 		goto out;
-	skel->rodata->cq_head_off = r.params.cq_off.head;
-	skel->rodata->cq_tail_off = r.params.cq_off.tail;
-	skel->rodata->cqes_off = r.params.cq_off.cqes;
-	skel->rodata->cq_mask = r.params.cq_entries - 1;
-	skel->rodata->cq_size = r.geom.cq_region_size;
-	skel->rodata->sq_size = r.geom.sq_region_size;
+	MAINLINE_RING_GLOBALS(skel, &r);
 	skel->rodata->batch = 4;
 	skel->rodata->rounds = 25;
 	skel->struct_ops.mainline72_ops->ring_fd = r.fd;
