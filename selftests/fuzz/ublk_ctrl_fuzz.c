@@ -146,10 +146,9 @@ static bool srv_sqe(struct srv *s, __u32 op, unsigned int q, unsigned int tag, i
 	}
 	if (!sqe)
 		return false;
-	if ((s->flags & UBLK_F_AUTO_BUF_REG) && ufz_auto_buf_reg_op(op))
-		ufz_prep_auto_io_cmd(sqe, s->char_fd, op, q, tag, res, addr, UD_SRV(kind, q, tag));
-	else
-		ufz_prep_io_cmd(sqe, s->char_fd, op, q, tag, res, addr, UD_SRV(kind, q, tag));
+	ufz_prep_io_cmd(sqe, s->char_fd, op, q, tag, res, addr, UD_SRV(kind, q, tag));
+	if (s->flags & UBLK_F_AUTO_BUF_REG)
+		ufz_auto_buf_reg_to_sqe(sqe);
 	return true;
 }
 

@@ -432,21 +432,18 @@ static inline void ufz_prep_io_cmd(struct io_uring_sqe *sqe, int char_fd, __u32 
 }
 
 /*
- * UBLK_F_AUTO_BUF_REG: FETCH_REQ and COMMIT_AND_FETCH_REQ carry their
- * struct ublk_auto_buf_reg in the SQE's own addr field, as mainline's
- * servers do; ublksrv_io_cmd.addr stays 0.
+ * On a UBLK_F_AUTO_BUF_REG device, after ufz_prep_io_cmd(): FETCH_REQ and
+ * COMMIT_AND_FETCH_REQ carry their struct ublk_auto_buf_reg in the SQE's
+ * own addr field, as mainline's servers do, and ublksrv_io_cmd.addr is 0.
  */
-static inline bool ufz_auto_buf_reg_op(__u32 op)
+static inline void ufz_auto_buf_reg_to_sqe(struct io_uring_sqe *sqe)
 {
-	return op == UBLK_U_IO_FETCH_REQ || op == UBLK_U_IO_COMMIT_AND_FETCH_REQ;
-}
+	struct ublksrv_io_cmd *cmd = (struct ublksrv_io_cmd *)sqe->cmd;
 
-static inline void ufz_prep_auto_io_cmd(struct io_uring_sqe *sqe, int char_fd, __u32 op,
-					__u16 q, __u16 tag, __s32 result, __u64 auto_addr,
-					__u64 user_data)
-{
-	ufz_prep_io_cmd(sqe, char_fd, op, q, tag, result, 0, user_data);
-	sqe->addr = auto_addr;
+	if (sqe->cmd_op != UBLK_U_IO_FETCH_REQ && sqe->cmd_op != UBLK_U_IO_COMMIT_AND_FETCH_REQ)
+		return;
+	sqe->addr = cmd->addr;
+	cmd->addr = 0;
 }
 
 static inline int ufz_open_char(int id)

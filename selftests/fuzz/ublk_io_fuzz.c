@@ -356,12 +356,10 @@ static void queue_cmd(struct srv *s, __u32 op, enum kind k, unsigned int q, unsi
 {
 	struct io_uring_sqe *sqe = get_sqe(s);
 
-	if (auto_mode(s->p->mode) && ufz_auto_buf_reg_op(op))
-		ufz_prep_auto_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
-				     mkud(k, q, tag, ++s->seq));
-	else
-		ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
-				mkud(k, q, tag, ++s->seq));
+	ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr,
+			mkud(k, q, tag, ++s->seq));
+	if (auto_mode(s->p->mode))
+		ufz_auto_buf_reg_to_sqe(sqe);
 	atomic_fetch_add(&sh->units, 1);
 }
 
@@ -406,10 +404,9 @@ static void probe(struct srv *s, const char *what, __u32 op, unsigned int q, uns
 	__u64 ud = mkud(K_PROBE, q, tag, ++s->seq);
 	int got;
 
-	if (auto_mode(s->p->mode) && ufz_auto_buf_reg_op(op))
-		ufz_prep_auto_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
-	else
-		ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
+	ufz_prep_io_cmd(sqe, s->char_fd, op, (__u16)q, (__u16)tag, res, addr, ud);
+	if (auto_mode(s->p->mode))
+		ufz_auto_buf_reg_to_sqe(sqe);
 	atomic_fetch_add(&sh->units, 1);
 	atomic_fetch_add(&sh->probes, 1);
 	if (!wait_for(s, ud, 2, &got)) {

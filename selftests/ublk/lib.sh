@@ -160,6 +160,16 @@ wait_exit() {
 	return 1
 }
 
+# wait_bdev ID: up to 10 s for /dev/ublkbID to appear (udev or devtmpfs)
+wait_bdev() {
+	local i
+	for i in $(seq 100); do
+		[ -b "/dev/ublkb$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # stacks PID...: every task of each process, with its state and kernel stack
 stacks() {
 	local p t

@@ -96,10 +96,7 @@ srv_start() {
 	ublk_remember "$srv_id"
 	srv_child=$(pgrep -P "$srv_pid" -x libublk_serve)
 	[ -n "$srv_child" ] || { echo "$name: no libublk_serve process under timeout (pid $srv_pid)"; return 1; }
-	for i in $(seq 100); do
-		[ -b "/dev/ublkb$srv_id" ] && return 0
-		sleep 0.1
-	done
+	wait_bdev "$srv_id" && return 0
 	echo "$name: READY $srv_id but no /dev/ublkb$srv_id after 10 s"
 	return 1
 }

@@ -122,11 +122,7 @@ srv_start() {
 		stacks "$srv_pid"
 		return 1
 	fi
-	if [ $what = started ]; then
-		for i in $(seq 100); do
-			[ -b "/dev/ublkb$srv_id" ] && return 0
-			sleep 0.1
-		done
+	if [ $what = started ] && ! wait_bdev "$srv_id"; then
 		echo "no /dev/ublkb$srv_id"
 		return 1
 	fi

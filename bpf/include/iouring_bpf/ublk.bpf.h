@@ -372,6 +372,12 @@ static __always_inline void iou_ublk_prep_cmd(struct io_uring_sqe *sqe, __u32 op
 	cmd->tag = tag;
 	cmd->result = res;
 	cmd->addr = addr;
+	/*
+	 * auto registration: struct ublk_auto_buf_reg { index = tag } goes in
+	 * the fetches' own SQE addr field, where the driver reads it
+	 */
+	if (iou_ublk_auto_buf_reg && (op == IOU_UBLK_FETCH || op == IOU_UBLK_COMMIT))
+		sqe->addr = tag;
 }
 
 /* Write SQE number k of tag's pending operations: 1, or 0 if none left. */
@@ -389,17 +395,12 @@ __noinline int iou_ublk_prep(struct io_uring_sqe *sqe, __u32 tag, __u32 k)
 	e = &t->ext[i];
 	switch (kind) {
 	case IOU_UBLK_K_FETCH:
-	case IOU_UBLK_K_CMD:
-		iou_ublk_prep_cmd(sqe, kind == IOU_UBLK_K_FETCH ? IOU_UBLK_FETCH :
-				  IOU_UBLK_COMMIT, tag,
-				  kind == IOU_UBLK_K_FETCH ? 0 : t->commit_res, 0,
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_FETCH, tag, 0, 0,
 				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
-		/*
-		 * auto registration: struct ublk_auto_buf_reg { index = tag },
-		 * encoded in the SQE's own addr field, as the driver reads it
-		 */
-		if (iou_ublk_auto_buf_reg)
-			sqe->addr = tag;
+		break;
+	case IOU_UBLK_K_CMD:
+		iou_ublk_prep_cmd(sqe, IOU_UBLK_COMMIT, tag, t->commit_res, 0,
+				  IOU_UBLK_UD(tag, IOU_UBLK_K_CMD, 0));
 		break;
 	case IOU_UBLK_K_REG:
 		iou_ublk_prep_cmd(sqe, IOU_UBLK_REGISTER, tag, 0, tag,
