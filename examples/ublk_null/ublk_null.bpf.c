@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ublk_null: the smallest ublk policy. Writes are accepted and dropped,
- * reads return zeros (a zero-copy read from /dev/zero into the request),
- * no backing file at all. Run it with
+ * ublk_null: the smallest ublk policy. Writes are accepted and dropped
+ * (written to /dev/zero), reads return zeros (a zero-copy read from
+ * /dev/zero into the request), no backing file at all. Run it with
  *
  *	iouring-bpf ublk add --target bpf --policy ublk_null.bpf.o --size 1G
  */
@@ -12,9 +12,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 static int iou_ublk_map(struct iou_ublk_tag *t, __u64 off, __u32 len)
 {
-	if (t->op == UBLK_IO_OP_READ)
-		return iou_ublk_add_extent(t, IOU_UBLK_ZERO_INDEX, 0, 0, len);
-	return 0;	/* no extent: completed at once */
+	/* the whole request: an extent must cover every byte of it */
+	return iou_ublk_add_extent(t, IOU_UBLK_ZERO_INDEX, 0, 0, len);
 }
 
 IOURING_BPF_STEP(ublk_null)

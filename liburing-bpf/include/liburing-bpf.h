@@ -306,7 +306,7 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
  */
 struct iouring_bpf_ublk_hook;
 
-int iouring_bpf_ublk_hook_attach(const char *policy,
+int iouring_bpf_ublk_hook_attach(const char *policy, int char_fd,
 				 const struct iouring_bpf_ublk_geometry *geom,
 				 const int *fds, unsigned int nr_fds,
 				 struct iouring_bpf_ublk_hook **hook);

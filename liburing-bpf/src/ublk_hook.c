@@ -8,8 +8,9 @@
  * A second instance of the policy object, separate from the queues' ones:
  * only the hook map is created (the io_uring_bpf_ops map is not), its
  * read-only iou_ublk is the device's geometry, and the struct_ops fields
- * dev_id, nr_files and fds[] tell the kernel the device and the backing
- * files, which it takes when the link is created.
+ * dev_fd (the device's open /dev/ublkcN), nr_files and fds[] tell the
+ * kernel the device and the backing files, which it takes when the link is
+ * created (attaching needs CAP_SYS_ADMIN, as every ublk control command).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -70,9 +73,10 @@ static const char *attach_error(int err)
 {
 	switch (err) {
 	case -ENODEV:
-		return "no such ublk device (or it is being deleted)";
+		return "the ublk device is being deleted";
 	case -EPERM:
-		return "the device was created by an unprivileged user, or attaching needs root";
+		return "attaching needs CAP_SYS_ADMIN, and the device must not be one an "
+		       "unprivileged user created";
 	case -EBUSY:
 		return "the device already has a ublk_bpf_ops program";
 	case -EOPNOTSUPP:
@@ -80,8 +84,12 @@ static const char *attach_error(int err)
 	case -EBADF:
 		return "a backing file descriptor is not open";
 	case -EINVAL:
-		return "a backing file is neither a regular file nor a block device, or the kernel "
-		       "lacks ublk_bpf_ops";
+		return "a backing file is neither a regular file nor a block device, is open "
+		       "O_APPEND, or is open O_DIRECT with a logical block size larger than the "
+		       "device's; or the descriptor given for the device is not /dev/ublkcN; or "
+		       "the program is sleepable";
+	case -ELOOP:
+		return "a backing file is the device itself or lives on a file system on it";
 	case -EACCES:
 		return "a backing file is not open for reading and writing";
 	case -E2BIG:
@@ -91,7 +99,17 @@ static const char *attach_error(int err)
 	}
 }
 
-int iouring_bpf_ublk_hook_attach(const char *policy,
+/* 0 if fd is an open char device; the kernel checks that it is ublk's. */
+static int check_char_fd(int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -EBADF;
+	return S_ISCHR(st.st_mode) ? 0 : -EINVAL;
+}
+
+int iouring_bpf_ublk_hook_attach(const char *policy, int char_fd,
 				 const struct iouring_bpf_ublk_geometry *geom,
 				 const int *fds, unsigned int nr_fds,
 				 struct iouring_bpf_ublk_hook **out)
@@ -109,6 +127,11 @@ int iouring_bpf_ublk_hook_attach(const char *policy,
 		return -ENOMEM;
 	if (!policy || !geom || (nr_fds && !fds))
 		return hook_fail(h, -EINVAL, "no policy, geometry or files given");
+	ret = check_char_fd(char_fd);
+	if (ret)
+		return hook_fail(h, ret, "descriptor %d is not an open ublk char device "
+				 "(/dev/ublkcN): the device is named by the one its server opened",
+				 char_fd);
 	if (nr_fds > HOOK_MAX_FILES || nr_fds != geom->nr_files)
 		return hook_fail(h, -EINVAL, "%u backing files (at most %d, and as many as the "
 				 "geometry's %u)", nr_fds, HOOK_MAX_FILES, geom->nr_files);
@@ -143,15 +166,15 @@ int iouring_bpf_ublk_hook_attach(const char *policy,
 	*g = *geom;
 
 	data = bpf_map__initial_value(h->ops, &size);
-	off_dev = member_offset(obj, h->ops, "dev_id");
+	off_dev = member_offset(obj, h->ops, "dev_fd");
 	off_nr = member_offset(obj, h->ops, "nr_files");
 	off_fds = member_offset(obj, h->ops, "fds");
 	if (!data || off_dev < 0 || off_nr < 0 || off_fds < 0 ||
 	    (size_t)off_fds + HOOK_MAX_FILES * sizeof(int) > size)
 		return hook_fail(h, -EINVAL, "%s: %s has not the layout this library knows "
-				 "(dev_id, nr_files, fds[%d])", policy, bpf_map__name(h->ops),
-				 HOOK_MAX_FILES);
-	memcpy(data + off_dev, &geom->dev_id, sizeof(__u32));
+				 "(dev_fd, nr_files, fds[%d]): a kernel older than this library?",
+				 policy, bpf_map__name(h->ops), HOOK_MAX_FILES);
+	memcpy(data + off_dev, &char_fd, sizeof(int));
 	memcpy(data + off_nr, &nr_fds, sizeof(__u32));
 	for (unsigned int i = 0; i < HOOK_MAX_FILES; i++) {
 		int fd = i < nr_fds ? fds[i] : -1;

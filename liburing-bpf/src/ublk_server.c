@@ -378,8 +378,8 @@ static int setup_device(struct iouring_bpf_ublk_server *s)
 
 		/* before START_DEV: the partition scan takes the kernel path too */
 		fill_geometry(s, 0, &g);
-		ret = iouring_bpf_ublk_hook_attach(s->policy, &g, s->file_fds, s->o.nr_files,
-						   &s->hook);
+		ret = iouring_bpf_ublk_hook_attach(s->policy, s->dev.char_fd, &g, s->file_fds,
+						   s->o.nr_files, &s->hook);
 		if (ret)
 			return sfail(s, ret, "the kernel path: %s",
 				     iouring_bpf_ublk_hook_strerror(s->hook));
@@ -655,7 +655,7 @@ static int open_files(struct iouring_bpf_ublk_server *s)
 				     (unsigned long long)s->file_bytes[i]);
 		total += s->file_bytes[i];
 	}
-	s->zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	s->zero_fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
 	if (s->zero_fd < 0)
 		return sfail(s, -errno, "/dev/zero: %s", strerror(errno));
 	s->dev_bytes = s->o.dev_bytes ? s->o.dev_bytes : total;

@@ -5,9 +5,13 @@
 #  refusals:  ublk_loop.bpf.o's hook serves a written pattern (in the file
 #             and read back through the device) while the daemon's policy
 #             sees none of it; a second attachment -16 (EBUSY) and the
-#             first still serves; device 999 -19 (ENODEV); files read-only
-#             -13 (EACCES); descriptor 1000 -9 (EBADF); /dev/null -22
-#             (EINVAL); a device of its own with UBLK_F_UNPRIVILEGED_DEV
+#             first still serves; device 999 (no server to take
+#             /dev/ublkc999 from) -9 (EBADF); /dev/null named as the device
+#             -22; CAP_SYS_ADMIN dropped (CAP_BPF, CAP_PERFMON kept) -1
+#             (EPERM); a sleepable queue_rq -22; an O_APPEND file -22; the
+#             device itself -40 (ELOOP), and a file on ext4 on it -40; files
+#             read-only -13 (EACCES); descriptor 1000 -9 (EBADF); /dev/null
+#             -22 (EINVAL); a device of its own with UBLK_F_UNPRIVILEGED_DEV
 #             -1 (EPERM), deleted again; `ublk add --path kernel` works and
 #             list -j says "path": "kernel".
 #  behaviour: a queue_rq returning -ENOSPC for writes: dd fails with "No
@@ -34,7 +38,7 @@ mode=$6
 ublk_require
 [ -x "$HA" ] || { echo "FAIL: no hook_attach at $HA (build the tests)"; exit 1; }
 for o in "$pol/ublk_loop" "$objdir/hook_write_enospc" "$objdir/hook_bad_return" \
-	 "$objdir/hook_kfunc_in_loop"; do
+	 "$objdir/hook_kfunc_in_loop" "$objdir/hook_sleepable" "$objdir/hook_uncovered"; do
 	[ -f "$o.bpf.o" ] || { echo "FAIL: no $o.bpf.o (build the tests)"; exit 1; }
 done
 loop_o=$pol/ublk_loop.bpf.o
@@ -166,7 +170,16 @@ refusals() {
 		ok "after the detach the daemon serves ($(daemon_requests) requests)" ||
 		bad "after the detach: the daemon did not serve a read right"
 
-	attach_fails -19 "device 999 (ENODEV)" "$loop_o" 999 "$img"
+	attach_fails -9 "device 999: no server, no /dev/ublkc999 to name it by (EBADF)" \
+		"$loop_o" 999 "$img"
+	attach_fails -22 "/dev/null named as the device (EINVAL)" --char /dev/null "$loop_o" "$id" "$img"
+	attach_fails -1 "CAP_BPF and CAP_PERFMON without CAP_SYS_ADMIN (EPERM)" --drop-admin \
+		"$loop_o" "$id" "$img"
+	grep -q '^CAP_SYS_ADMIN dropped' <<<"$aout" || bad "--drop-admin: $aout"
+	attach_fails -22 "a sleepable queue_rq, struct_ops.s (EINVAL)" \
+		"$objdir/hook_sleepable.bpf.o" "$id" "$img"
+	attach_fails -22 "a backing file open O_APPEND (EINVAL)" --append "$loop_o" "$id" "$img"
+	attach_fails -40 "/dev/ublkb$id as its own backing (ELOOP)" "$loop_o" "$id" "$dev"
 	attach_fails -13 "files open read-only (EACCES)" --ro "$loop_o" "$id" "$img"
 	attach_fails -9 "descriptor 1000, not open (EBADF)" --bad-fd "$loop_o" "$id"
 	attach_fails -22 "/dev/null as backing file (EINVAL)" "$loop_o" "$id" /dev/null
@@ -185,6 +198,17 @@ refusals() {
 		cmp -s "$pat" <(dd if="$img" bs=256k skip=40 count=1 status=none) &&
 		same_bytes $((10 * M)) $((256 << 10)) && ok "ublk$id still served by the daemon after the refusals" ||
 		bad "ublk$id after the refusals"
+	# a file on a file system on the device: its reads would come back here
+	local mnt=$work/mnt
+	mkdir -p "$mnt"
+	if mkfs.ext4 -q -F "$dev" && mount "$dev" "$mnt"; then
+		truncate -s 1M "$mnt/backing"
+		attach_fails -40 "a file on ext4 on ublkb$id as its backing (ELOOP)" "$loop_o" "$id" \
+			"$mnt/backing"
+		umount "$mnt" || bad "umount $mnt"
+	else
+		bad "mkfs.ext4 or mount of $dev"
+	fi
 	"$T" ublk del "$id" > /dev/null && ok "del $id" || bad "del $id"
 
 	# the tool's own kernel path
@@ -261,6 +285,29 @@ behaviour() {
 			bad "the bad-return warning matches scripts/kernel-report.re: $line"
 	fi
 	same_bytes 0 $((512 << 10)) && ok "after the detach reads work (daemon)" || bad "reads after the bad-return hook"
+
+	# extents that do not cover the request: EIO, never the pages' contents
+	kmsg0=$(dmesg | wc -l)
+	hook_start uncovered "$objdir/hook_uncovered.bpf.o" "$id" "$img" ||
+		{ bad "attach hook_uncovered"; return; }
+	for bs in 64k 4k; do
+		msg=$(dd if="$dev" of="$work/got" bs=$bs count=1 skip=7 iflag=direct 2>&1)
+		rc=$?
+		[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" && [ ! -s "$work/got" ] &&
+			ok "a $bs read the hook covers $([ $bs = 4k ] && echo not at all || echo half of): EIO" ||
+			bad "$bs read with partial extents: exit $rc, $(stat -c %s "$work/got") bytes: $msg"
+	done
+	msg=$(blkdiscard -z -o $((8 * M)) -l $((64 << 10)) "$dev" 2>&1)
+	rc=$?
+	[ $rc != 0 ] && ok "a write-zeroes without extents fails (blkdiscard -z exit $rc)" ||
+		bad "write-zeroes without extents succeeded"
+	cmp -s <(dd if="$img" bs=64k skip=128 count=1 status=none) \
+		<(head -c $((64 << 10)) /dev/zero) &&
+		bad "the refused write-zeroes zeroed the file" || ok "the file is not zeroed there"
+	hook_stop uncovered; out=$hout
+	grep -q '^detached' <<<"$out" || bad "hook_attach: $out"
+	line=$(dmesg | tail -n +$((kmsg0 + 1)) | grep "ublk$id: ublk_bpf_ops extents do not cover" | head -1)
+	[ -n "$line" ] && ok "kernel log: $line" || bad "no 'extents do not cover' warning"
 	"$T" ublk del "$id" > /dev/null && ok "del $id" || bad "del $id"
 
 	# the kfunc outside a ublk_bpf_ops program

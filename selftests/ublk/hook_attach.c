@@ -4,13 +4,21 @@
  * path, IOURING_BPF_UBLK_HOOK()) to a ublk device with
  * iouring_bpf_ublk_hook_attach(), for the ublk/hook-* tests.
  *
- * usage: hook_attach [--ro] [--bad-fd] [--unpriv] POLICY.bpf.o DEV_ID [FILE]...
- *   Opens the FILEs (read-write; --ro: read-only), attaches the policy's
- *   hook to device DEV_ID with them, prints "attached", then waits until
+ * usage: hook_attach [--ro] [--append] [--direct] [--bad-fd] [--char PATH]
+ *                    [--drop-admin] [--unpriv] POLICY.bpf.o DEV_ID [FILE]...
+ *   Opens the FILEs (read-write; --ro: read-only; --append, --direct: with
+ *   O_APPEND, O_DIRECT), takes the device's /dev/ublkcN descriptor from its
+ *   server (pidfd_getfd() of the one the server's pid, from GET_DEV_INFO,
+ *   has open: the driver lets one process open it), attaches the policy's
+ *   hook to the device with them, prints "attached", then waits until
  *   stdin reaches end of file or SIGTERM/SIGINT comes, prints the hook's
  *   counters ("ublk_hook_requests N", "ublk_hook_errors N", read live from
  *   the loaded object's .bss), detaches and prints "detached".
  *   --bad-fd  pass descriptor 1000 (closed) instead of the first file
+ *   --char P  name the device by P opened read-write (e.g. /dev/null), not
+ *             by the server's descriptor
+ *   --drop-admin  drop CAP_SYS_ADMIN (effective, permitted, inheritable)
+ *             just before attaching, keeping CAP_BPF and CAP_PERFMON
  *   --unpriv  ignore DEV_ID: add a device of our own with
  *             UBLK_F_UNPRIVILEGED_DEV (CAP_SYS_ADMIN dropped from the
  *             effective set for ADD_DEV: root's flag is cleared otherwise),
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -71,6 +80,64 @@ static int cap_sys_admin(bool on)
 		data[CAP_SYS_ADMIN / 32].effective |= 1U << (CAP_SYS_ADMIN % 32);
 	else
 		data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 0;
+}
+
+/* The server's /dev/ublkcN descriptor, duplicated into us, or -errno. */
+static int server_char_fd(int pid, int dev_id)
+{
+	char dir[64], link[PATH_MAX], want[64], path[PATH_MAX + 80];
+	int pidfd, fd = -ENOENT;
+	struct dirent *de;
+	DIR *d;
+
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(want, sizeof(want), "/dev/ublkc%d", dev_id);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	d = opendir(dir);
+	if (!d) {
+		fd = -errno;
+		close(pidfd);
+		return fd;
+	}
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, want))
+			continue;
+		fd = syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (fd < 0)
+			fd = -errno;
+		break;
+	}
+	closedir(d);
+	close(pidfd);
+	return fd;
+}
+
+/* Lose CAP_SYS_ADMIN for good (not only from the effective set). */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	__u32 bit = 1U << (CAP_SYS_ADMIN % 32);
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_SYS_ADMIN / 32].effective &= ~bit;
+	data[CAP_SYS_ADMIN / 32].permitted &= ~bit;
+	data[CAP_SYS_ADMIN / 32].inheritable &= ~bit;
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
@@ -170,6 +237,9 @@ int main(int argc, char **argv)
 	struct iouring_bpf_ublk_hook *hook = NULL;
 	struct iouring_bpf_ublk_dev dev, own;
 	bool ro = false, bad_fd = false, unpriv = false, own_added = false;
+	int open_flags = 0, char_fd = -EBADF, server_pid = 0;
+	bool drop_admin = false;
+	const char *char_path = NULL;
 	volatile __u64 *requests, *errors;
 	int fds[MAX_FILES], nr_fds = 0, ret, i, dev_id;
 	const char *policy;
@@ -185,19 +255,28 @@ int main(int argc, char **argv)
 			bad_fd = true;
 		else if (!strcmp(argv[i], "--unpriv"))
 			unpriv = true;
+		else if (!strcmp(argv[i], "--append"))
+			open_flags |= O_APPEND;
+		else if (!strcmp(argv[i], "--direct"))
+			open_flags |= O_DIRECT;
+		else if (!strcmp(argv[i], "--drop-admin"))
+			drop_admin = true;
+		else if (!strcmp(argv[i], "--char") && i + 1 < argc)
+			char_path = argv[++i];
 		else
 			break;
 	}
 	if (argc - i < 2 || argc - i - 2 > MAX_FILES) {
-		fprintf(stderr, "usage: %s [--ro] [--bad-fd] [--unpriv] POLICY.bpf.o DEV_ID "
-			"[FILE]... (at most %d)\n", argv[0], MAX_FILES);
+		fprintf(stderr, "usage: %s [--ro] [--append] [--direct] [--bad-fd] [--char PATH] "
+			"[--drop-admin] [--unpriv] POLICY.bpf.o DEV_ID [FILE]... (at most %d)\n", argv[0],
+			MAX_FILES);
 		return 2;
 	}
 	policy = argv[i];
 	dev_id = atoi(argv[i + 1]);
 	for (i += 2; i < argc; i++) {
 		struct stat st;
-		int fd = open(argv[i], (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		int fd = open(argv[i], (ro ? O_RDONLY : O_RDWR) | open_flags | O_CLOEXEC);
 
 		if (fd < 0 || fstat(fd, &st)) {
 			int err = errno;
@@ -230,6 +309,12 @@ int main(int argc, char **argv)
 		}
 		own_added = true;
 		dev_id = own.info.dev_id;
+		ret = iouring_bpf_ublk_open_char(&own);
+		if (ret) {
+			del_unpriv(dev_id);
+			return fail(ret, "opening the unprivileged device's /dev/ublkcN");
+		}
+		char_fd = own.char_fd;
 		printf("unprivileged device %d flags 0x%llx\n", dev_id,
 		       (unsigned long long)own.info.flags);
 		if (!(own.info.flags & UBLK_F_UNPRIVILEGED_DEV)) {
@@ -246,6 +331,7 @@ int main(int argc, char **argv)
 	if (!unpriv && iouring_bpf_ublk_open(&dev, dev_id) == 0) {
 		struct ublk_params p;
 
+		server_pid = dev.info.ublksrv_pid;
 		g.depth = dev.info.queue_depth;
 		g.max_io_bytes = dev.info.max_io_buf_bytes;
 		if (!iouring_bpf_ublk_get_params(&dev, &p) && (p.types & UBLK_PARAM_TYPE_BASIC))
@@ -255,7 +341,26 @@ int main(int argc, char **argv)
 	if (bad_fd && !g.file_sectors[0])
 		g.file_sectors[0] = g.dev_sectors;
 
-	ret = iouring_bpf_ublk_hook_attach(policy, &g, fds, nr_fds, &hook);
+	if (char_path) {
+		char_fd = open(char_path, O_RDWR | O_CLOEXEC);
+		if (char_fd < 0) {
+			snprintf(msg, sizeof(msg), "opening %s: %s", char_path, strerror(errno));
+			return fail(-errno, msg);
+		}
+	} else if (!unpriv) {
+		/* no server (no device): the library's refusal is what we see */
+		char_fd = server_char_fd(server_pid, dev_id);
+		if (char_fd >= 0)
+			printf("device %d's /dev/ublkcN from its server %d\n", dev_id, server_pid);
+	}
+
+	if (drop_admin) {
+		ret = drop_sys_admin();
+		if (ret)
+			return fail(ret, "dropping CAP_SYS_ADMIN");
+		printf("CAP_SYS_ADMIN dropped\n");
+	}
+	ret = iouring_bpf_ublk_hook_attach(policy, char_fd, &g, fds, nr_fds, &hook);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "%s", iouring_bpf_ublk_hook_strerror(hook));
 		iouring_bpf_ublk_hook_detach(hook);

@@ -9,6 +9,11 @@
  *                       with that status), everything else is iou_ublk_hook()
  *   HOOK_BAD_RETURN=R   reads return R (neither SERVE_DAEMON, SERVE_KERNEL
  *                       nor an errno: the driver fails them with EIO)
+ *   HOOK_UNCOVERED      reads of more than 4 KiB get an extent for their
+ *                       first half only, smaller reads and write-zeroes
+ *                       none: the driver must fail them with EIO
+ *   HOOK_SLEEPABLE      the hook's queue_rq is sleepable (struct_ops.s):
+ *                       attaching must be refused
  *   HOOK_KFUNC_IN_LOOP  no hook; the io_uring loop program calls
  *                       bpf_ublk_io_add_extent() behind a branch on a
  *                       global the verifier cannot know, so the call is
@@ -44,7 +49,11 @@ IOURING_BPF_STEP(hook_test_step)
 }
 IOURING_BPF_OPS(hook_test_ops, hook_test_step);
 
+#ifdef HOOK_SLEEPABLE
+SEC("struct_ops.s/queue_rq")
+#else
 SEC("struct_ops/queue_rq")
+#endif
 int BPF_PROG(hook_test_queue_rq, struct ublk_bpf_io *io)
 {
 #ifdef HOOK_WRITE_ERRNO
@@ -52,6 +61,15 @@ int BPF_PROG(hook_test_queue_rq, struct ublk_bpf_io *io)
 		__sync_fetch_and_add(&ublk_hook_requests, 1);
 		__sync_fetch_and_add(&ublk_hook_errors, 1);
 		return HOOK_WRITE_ERRNO;
+	}
+#endif
+#ifdef HOOK_UNCOVERED
+	if (io->op == UBLK_IO_OP_READ || io->op == UBLK_IO_OP_WRITE_ZEROES) {
+		__sync_fetch_and_add(&ublk_hook_requests, 1);
+		if (io->op == UBLK_IO_OP_READ && io->nr_sectors > 8)
+			bpf_ublk_io_add_extent(io, 0, io->start_sector << 9, 0,
+					       (io->nr_sectors / 2) << 9);
+		return UBLK_BPF_SERVE_KERNEL;
 	}
 #endif
 #ifdef HOOK_BAD_RETURN

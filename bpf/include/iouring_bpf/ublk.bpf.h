@@ -14,11 +14,15 @@
  *   READ/WRITE	  REGISTER_IO_BUF(tag) + READ_FIXED/WRITE_FIXED per extent;
  *		  short transfers are resumed, a read that meets end of file
  *		  is zero-filled from /dev/zero; then UNREGISTER + COMMIT.
- *		  No extent: completed at once (data ignored, reads unfilled).
+ *		  The extents must cover the request exactly (no hole, no
+ *		  overlap), else -EIO: a hole would hand a reader whatever
+ *		  the pages held. IOU_UBLK_ZERO_INDEX is /dev/zero: zeros for
+ *		  a read, a sink for a write.
  *   FLUSH	  fsync of every backing file.
  *   DISCARD,
  *   WRITE_ZEROES fallocate(PUNCH_HOLE | KEEP_SIZE) per extent: the range
- *		  reads back as zeros (NOUNMAP is not honoured).
+ *		  reads back as zeros (NOUNMAP is not honoured). The extents
+ *		  of a WRITE_ZEROES must cover it as a write's do.
  *   others	  -EOPNOTSUPP.
  *
  * A request may need at most IOU_UBLK_MAX_EXTENTS extents (more: -E2BIG,
@@ -150,6 +154,29 @@ static __always_inline struct iou_ublk_tag *iou_ublk_tag(__u32 tag)
 }
 
 /* For iou_ublk_map(): one more extent; -E2BIG past IOU_UBLK_MAX_EXTENTS. */
+/* The extents cover [0, t->len) of the request exactly. */
+static __always_inline bool iou_ublk_covers(const struct iou_ublk_tag *t)
+{
+	__u32 i, j, sum = 0;
+
+	bpf_for(i, 0, IOU_UBLK_MAX_EXTENTS) {
+		const struct iou_ublk_extent *a = &t->ext[i & (IOU_UBLK_MAX_EXTENTS - 1)];
+
+		if (i >= t->nr_ext)
+			break;
+		bpf_for(j, 0, IOU_UBLK_MAX_EXTENTS) {
+			const struct iou_ublk_extent *b = &t->ext[j & (IOU_UBLK_MAX_EXTENTS - 1)];
+
+			if (j >= i)
+				break;
+			if (a->buf_off < b->buf_off + b->len && b->buf_off < a->buf_off + a->len)
+				return false;
+		}
+		sum += a->len;
+	}
+	return sum == t->len;
+}
+
 static __always_inline int iou_ublk_add_extent(struct iou_ublk_tag *t, __u32 file,
 					       __u64 file_off, __u32 buf_off,
 					       __u32 len)
@@ -233,8 +260,8 @@ __noinline int iou_ublk_start(__u32 tag)
 		ret = iou_ublk_map(t, off, t->len);
 		if (ret)
 			return iou_ublk_finish(t, tag, ret);
-		if (!t->nr_ext)
-			return iou_ublk_finish(t, tag, t->len);
+		if (!iou_ublk_covers(t))
+			return iou_ublk_finish(t, tag, -EIO);
 		/* the driver registered it already, unless it says otherwise */
 		if (!iou_ublk_auto_buf_reg || (d.op_flags & IOU_UBLK_F_NEED_REG_BUF)) {
 			t->registered = 1;
@@ -257,6 +284,8 @@ __noinline int iou_ublk_start(__u32 tag)
 		ret = iou_ublk_map(t, off, t->len);
 		if (ret)
 			return iou_ublk_finish(t, tag, ret);
+		if (t->op == UBLK_IO_OP_WRITE_ZEROES && !iou_ublk_covers(t))
+			return iou_ublk_finish(t, tag, -EIO);
 		bpf_for(i, 0, t->nr_ext)
 			if (iou_ublk_emit(t, tag, IOU_UBLK_K_FALLOC, i))
 				return -E2BIG;
@@ -541,8 +570,10 @@ static __always_inline int iou_ublk_step(struct iou_ctx *ctx,
  * runs in the ublk driver when a request arrives and serves it there with
  * the same iou_ublk_map(): the driver moves the extents between the
  * request's pages and the files (IOU_UBLK_FILE_INDEX(i): the attachment's
- * file i; IOU_UBLK_ZERO_INDEX: zeros, reads only), flushes sync every
- * file, discards and write-zeroes punch. Nothing reaches the daemon, whose
+ * file i; IOU_UBLK_ZERO_INDEX: zeros, or a sink for writes), flushes sync
+ * every file, discards and write-zeroes punch, from a worker per queue of
+ * the device; extents that do not cover a read, write or write-zeroes
+ * exactly fail it with EIO there too. Nothing reaches the daemon, whose
  * queues stay armed for requests after a detach. `iouring-bpf ublk add
  * --path kernel` attaches it (iouring_bpf_ublk_hook_attach()). What the
  * map returns as an error fails the request with that error.
