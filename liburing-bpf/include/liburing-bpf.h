@@ -296,7 +296,8 @@ int iouring_bpf_ublk_prep_io_cmd(struct io_uring_sqe *sqe, __u32 cmd_op, int fd,
 /*
  * The kernel path of a ublk policy (kernel patch "ublk: add ublk_bpf_ops"):
  * attach the policy object's ublk_bpf_ops map (IOURING_BPF_UBLK_HOOK() in
- * iouring_bpf/ublk.bpf.h) to the device geom->dev_id, with the backing files
+ * iouring_bpf/ublk.bpf.h) to the device whose /dev/ublkcN char_fd is (the
+ * server's descriptor; attaching needs CAP_SYS_ADMIN), with the backing files
  * fds[0..nr_fds) (open for reading and writing; the kernel takes its own
  * references). The driver then serves requests in queue_rq() with the
  * policy's iou_ublk_map(); the device's server keeps serving what the

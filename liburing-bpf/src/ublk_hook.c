@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,10 +85,9 @@ static const char *attach_error(int err)
 	case -EBADF:
 		return "a backing file descriptor is not open";
 	case -EINVAL:
-		return "a backing file is neither a regular file nor a block device, is open "
-		       "O_APPEND, or is open O_DIRECT with a logical block size larger than the "
-		       "device's; or the descriptor given for the device is not /dev/ublkcN; or "
-		       "the program is sleepable";
+		return "the descriptor naming the device is not a ublk char device (/dev/ublkcN), "
+		       "or a backing file is neither a regular file nor a block device, or is open "
+		       "O_DIRECT on storage whose logical block is larger than the device's";
 	case -ELOOP:
 		return "a backing file is the device itself or lives on a file system on it";
 	case -EACCES:
@@ -186,11 +186,21 @@ int iouring_bpf_ublk_hook_attach(const char *policy, int char_fd,
 	if (ret) {
 		ret = ret <= -4000 ? -EINVAL : ret;
 		return hook_fail(h, ret, "%s: loading the ublk_bpf_ops program: %s%s", policy,
-				 strerror(-ret), ret == -EPERM ? " (loading BPF needs root)" : "");
+				 strerror(-ret), ret == -EPERM ? " (loading BPF needs root)" :
+				 ret == -EINVAL ? " (a sleepable queue_rq, struct_ops.s, is refused: "
+				 "it runs where requests are queued)" : "");
 	}
 	h->link = bpf_map__attach_struct_ops(h->ops);
 	if (!h->link) {
 		ret = -errno;
+		for (unsigned int i = 0; ret == -EINVAL && i < nr_fds; i++) {
+			int fl = fcntl(fds[i], F_GETFL);
+
+			if (fl >= 0 && (fl & O_APPEND))
+				return hook_fail(h, ret, "attaching %s to ublk device %u: backing file "
+						 "%u is open O_APPEND: its writes would land at the end "
+						 "of the file", bpf_map__name(h->ops), geom->dev_id, i);
+		}
 		return hook_fail(h, ret, "attaching %s to ublk device %u: %s", bpf_map__name(h->ops),
 				 geom->dev_id, attach_error(ret));
 	}

@@ -365,7 +365,12 @@ int main(int argc, char **argv)
 		snprintf(msg, sizeof(msg), "%s", iouring_bpf_ublk_hook_strerror(hook));
 		iouring_bpf_ublk_hook_detach(hook);
 		if (own_added) {
-			int r = del_unpriv(dev_id);
+			int r;
+
+			/* DEL_DEV waits for the char device to be closed */
+			close(own.char_fd);
+			own.char_fd = -1;
+			r = del_unpriv(dev_id);
 
 			printf("deleted unprivileged device %d: %d\n", dev_id, r);
 			iouring_bpf_ublk_close(&own);
@@ -398,6 +403,8 @@ int main(int argc, char **argv)
 	iouring_bpf_ublk_hook_detach(hook);
 	printf("detached\n");
 	if (own_added) {
+		close(own.char_fd);
+		own.char_fd = -1;
 		printf("deleted unprivileged device %d: %d\n", dev_id, del_unpriv(dev_id));
 		iouring_bpf_ublk_close(&own);
 	}

@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# ublk/safety-* (vm, root): a ublk loop device loses no data and never turns
+# an error into data, on the daemon path and (UBLK_PATH=kernel) the kernel
+# path, whose file I/O runs in a worker of the device, not in the task that
+# submitted the bio. Backing disks are memory-backed null_blk disks made
+# through configfs, with ext4 on them where a file is the backing.
+#  read-errors: a 16 MiB backing file on ext4 whose blocks 16..23 sit on bad
+#               sectors; caches dropped, a 128 KiB read across them (direct
+#               and buffered) fails with EIO and hands no zeros; a write
+#               there fails its fsync; after the sectors heal, every write
+#               that was acknowledged with its fsync reads back, and fio
+#               verify (verify_fatal) passes.
+#  killed-reader: ext4 on the ublk device over a file on a slow disk
+#               (null_blk, 1 ms per I/O); a reader of a file there is
+#               SIGKILLed mid-read, ten times, while another reads the same
+#               bytes: the other reader, and every read after, gets the
+#               file's bytes, never zeros.
+#  submitter:   the submitter's limits stay its own: a writer under
+#               `ulimit -f 512` writes 4 MiB at 16 MiB of the device (no
+#               EFBIG, no SIGXFSZ); fsync callers of a file on ext4 on the
+#               device SIGKILLed mid-fsync, five times: no I/O error in the
+#               kernel log, the file system stays writable, sync succeeds.
+#  flush:       the device advertises a volatile write cache; over a file
+#               on ext4 (a tracepoint on that inode's fsync): a plain write
+#               syncs nothing, an O_DSYNC write (REQ_FUA) and a flush of
+#               the block device (its fsync) each sync the file.
+#  stalled:     (kernel path) device A's backing is device B, whose server
+#               is stopped (SIGSTOP): a read of A waits. Meanwhile neither
+#               A nor a third device C is BLK_MQ_F_BLOCKING (blk-mq
+#               debugfs), and C is deleted and its server exits within
+#               20 s. After SIGCONT the read completes with B's bytes.
+# Every step is bounded by a timeout.
+# usage: data_safety.sh TOOL MODE     Exit 0 pass, 1 fail, 77 skip.
+set -u
+T=$(realpath "$1")
+mode=$2
+. "$(dirname "$0")/lib.sh"
+ublk_require
+need_program mkfs.ext4
+need_program filefrag
+M=$((1 << 20))
+
+cfs=/sys/kernel/config
+dbg=/sys/kernel/debug
+mountpoint -q "$cfs" || mount -t configfs none "$cfs" 2>/dev/null
+mountpoint -q "$dbg" || mount -t debugfs none "$dbg" 2>/dev/null
+[ -d "$cfs/nullb" ] || no_feature "no null_blk configfs (CONFIG_BLK_DEV_NULL_BLK, CONFIG_CONFIGFS_FS)"
+
+nbs=() mnts=() pids=()
+cleanup_safety() {
+	local p m n i
+	for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; done
+	for i in $(cat "$work/ublk_ids" 2>/dev/null); do
+		timeout 60 "$T" ublk del "$i" > /dev/null 2>&1
+	done
+	for ((i = ${#mnts[@]} - 1; i >= 0; i--)); do umount "${mnts[i]}" 2>/dev/null; done
+	for n in "${nbs[@]}"; do
+		[ -d "$n" ] && { echo 0 > "$n/power"; rmdir "$n"; }
+	done
+	ublk_cleanup
+}
+trap cleanup_safety EXIT
+
+# nullb NAME MIB [ATTR=VALUE...]: a memory-backed null_blk disk; its
+# configfs directory in $nb, its block device in $nbdev
+nullb() {
+	local name=$1 size=$2 a i
+	shift 2
+	nb=$cfs/nullb/$name$$
+	mkdir "$nb" || return 1
+	nbs+=("$nb")
+	echo "$size" > "$nb/size" && echo 1 > "$nb/memory_backed" && echo 512 > "$nb/blocksize" ||
+		return 1
+	for a in "$@"; do echo "${a#*=}" > "$nb/${a%%=*}" || return 1; done
+	echo 1 > "$nb/power" || return 1
+	nbdev=/dev/${nb##*/}
+	for i in $(seq 50); do [ -b "$nbdev" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# fs_on DEV DIR: ext4 on DEV mounted at DIR
+fs_on() {
+	mkdir -p "$2"
+	mkfs.ext4 -q -F -b 4096 "$1" && mount "$1" "$2" && mnts+=("$2")
+}
+
+# add_loop FILE [ARGS...]: a loop device over FILE on this test's path; $id, $dev, $dpid
+add_loop() {
+	local out f=$1
+	shift
+	out=$(ublk_add --target loop --file "$f" "$@") || return 1
+	id=$(jget '["id"]' <<<"$out")
+	dpid=$(jget '["pid"]' <<<"$out")
+	dev=/dev/ublkb$id
+}
+
+# phys_block FILE N: the physical 4 KiB block of FILE's block N
+phys_block() {
+	filefrag -e -b4096 "$1" | python3 -c '
+import re, sys
+n = int(sys.argv[1])
+for line in sys.stdin:
+    m = re.match(r"\s*\d+:\s*(\d+)\.\.\s*(\d+):\s*(\d+)\.\.", line)
+    if m and int(m.group(1)) <= n <= int(m.group(2)):
+        print(int(m.group(3)) + n - int(m.group(1)))
+        break
+' "$2"
+}
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# zero_blocks FILE: how many of its 4 KiB blocks are all zeros
+zero_blocks() {
+	python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(sum(1 for i in range(0, len(d), 4096) if d[i:i + 4096] == bytes(len(d[i:i + 4096]))))
+' "$1"
+}
+
+read_errors() {
+	local f msg rc p s0 s1 n pat=$work/pat
+	nullb bad 64 || { bad "null_blk"; return; }
+	fs_on "$nbdev" "$work/fs" || { bad "ext4 on $nbdev"; return; }
+	f=$work/fs/backing
+	head -c $((16 * M)) /dev/urandom > "$pat"
+	cp "$pat" "$f" && sync || { bad "writing the backing file"; return; }
+	add_loop "$f" || { bad "add over $f"; return; }
+	p=$(phys_block "$f" 16)
+	[ -n "$p" ] && [ "$(phys_block "$f" 23)" = $((p + 7)) ] ||
+		{ bad "blocks 16..23 of $f are not contiguous: $(filefrag -e -b4096 "$f")"; return; }
+	s0=$((p * 8)) s1=$((p * 8 + 63))
+	echo "+$s0-$s1" > "$nb/badblocks" || { bad "badblocks"; return; }
+	ok "file blocks 16..23 are disk sectors $s0..$s1, now bad"
+
+	drop_caches
+	rm -f "$work/got"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k count=1 iflag=direct 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && grep -q "Input/output error" <<<"$msg"; then
+		ok "a direct 128 KiB read across the bad blocks: EIO"
+	else
+		bad "a direct 128 KiB read across the bad blocks: exit $rc," \
+		    "$(zero_blocks "$work/got") of 32 blocks all zero: $msg"
+	fi
+	# buffered: read() returns the good bytes before the error, then EIO
+	drop_caches
+	rm -f "$work/got"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k count=1 2>&1)
+	rc=$?
+	n=$(stat -c %s "$work/got" 2>/dev/null || echo 0)
+	if { [ $rc != 0 ] || [ "$n" -lt $((128 << 10)) ]; } &&
+		cmp -s "$work/got" <(head -c "$n" "$pat"); then
+		ok "a buffered 128 KiB read across the bad blocks: $n bytes, all the file's (exit $rc)"
+	else
+		bad "a buffered 128 KiB read across the bad blocks: exit $rc, $n bytes," \
+		    "$(zero_blocks "$work/got") blocks all zero: $msg"
+	fi
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=64k skip=1 count=1 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a buffered read starting in the bad blocks: EIO" ||
+		bad "a buffered read starting in the bad blocks: exit $rc," \
+		    "$(zero_blocks "$work/got") blocks all zero: $msg"
+	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=4 count=4 iflag=direct status=none) \
+		<(dd if="$pat" bs=64k skip=4 count=4 status=none) &&
+		ok "the blocks after the bad ones read right" || bad "reads beside the bad blocks"
+
+	# writes: acknowledged only once stable, and then they are
+	head -c $((64 << 10)) /dev/urandom > "$pat.w"
+	msg=$(timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=1 count=1 oflag=direct conv=fsync 2>&1)
+	rc=$?
+	[ $rc != 0 ] && ok "a write onto the bad blocks fails its fsync (dd exit $rc)" ||
+		bad "a write onto the bad blocks and its fsync both succeeded"
+	timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=64 count=1 oflag=direct conv=fsync \
+		status=none && ok "a write elsewhere and its fsync succeed" ||
+		bad "a write away from the bad blocks failed"
+	echo "-$s0-$s1" > "$nb/badblocks" || bad "clearing badblocks"
+	drop_caches
+	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=64 count=1 iflag=direct status=none) "$pat.w" &&
+		ok "the acknowledged write reads back after the fault cleared" ||
+		bad "the acknowledged write is not on the device"
+	cmp -s <(dd if="$f" bs=64k skip=64 count=1 iflag=direct status=none) "$pat.w" &&
+		ok "... and is in the backing file on the disk" || bad "the acknowledged write is not in the file"
+	timeout 300 bash -c "$(declare -f fio_verify); work=$(printf %q "$work");
+		fio_verify $dev healed --rw=randwrite --bs=4k --iodepth=16 --size=16M \
+			--verify_fatal=1" &&
+		ok "fio randwrite + verify (verify_fatal) after the fault cleared" || bad "fio verify"
+}
+
+killed_reader() {
+	local f i r1 r2 want sum bad_runs=0 z
+	nullb slow 256 irqmode=2 completion_nsec=1000000 || { bad "null_blk"; return; }
+	fs_on "$nbdev" "$work/fs" || { bad "ext4 on $nbdev"; return; }
+	f=$work/fs/backing
+	truncate -s 128M "$f"
+	add_loop "$f" || { bad "add over $f"; return; }
+	fs_on "$dev" "$work/top" || { bad "ext4 on $dev"; return; }
+	head -c $((32 * M)) /dev/urandom > "$work/top/data"
+	want=$(sha256sum < "$work/top/data")
+	for i in $(seq 10); do
+		drop_caches
+		dd if="$work/top/data" of=/dev/null bs=1M 2> /dev/null &
+		r1=$!
+		(sha256sum < "$work/top/data" > "$work/sum2") &
+		r2=$!
+		sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
+		kill -9 "$r1" 2> /dev/null
+		wait_exit "$r2" 120 || { bad "run $i: the second reader hangs"; kill -9 "$r2"; break; }
+		wait "$r1" 2> /dev/null
+		[ "$(cat "$work/sum2")" = "$want" ] || bad_runs=$((bad_runs + 1))
+		sum=$(sha256sum < "$work/top/data")
+		[ "$sum" = "$want" ] || {
+			cp "$work/top/data" "$work/got"
+			z=$(zero_blocks "$work/got")
+			bad "run $i: after the killed reader the cached file differs ($z blocks all zero)"
+			break
+		}
+	done
+	[ $bad_runs = 0 ] && ok "10 runs: the second reader and every later read got the file's bytes" ||
+		bad "$bad_runs of 10 runs: the second reader got other bytes"
+}
+
+submitter() {
+	local img=$work/sub.img msg rc i p k0
+	head -c $((64 * M)) /dev/urandom > "$img"
+	head -c $((4 * M)) /dev/urandom > "$work/pat"
+	add_loop "$img" || { bad "add over $img"; return; }
+	msg=$( (ulimit -f 512; timeout 60 dd if="$work/pat" of="$dev" bs=1M seek=16 oflag=direct) 2>&1)
+	rc=$?
+	[ $rc = 0 ] && ! grep -qi "file size limit" <<<"$msg" &&
+		ok "a writer under ulimit -f 512 writes 4 MiB at 16 MiB (exit 0)" ||
+		bad "ulimit -f writer: exit $rc: $msg"
+	cmp -s "$work/pat" <(dd if="$img" bs=1M skip=16 count=4 status=none) &&
+		ok "... and the bytes are in the backing file" || bad "the ulimit -f writer's bytes are not in the file"
+
+	fs_on "$dev" "$work/top" || { bad "ext4 on $dev"; return; }
+	k0=$(dmesg | wc -l)
+	for i in $(seq 5); do
+		rm -f "$work/top/f$((i - 1))"
+		dd if=/dev/urandom of="$work/top/f$i" bs=1M count=24 status=none
+		dd if=/dev/zero of="$work/top/f$i" bs=1M count=8 conv=fsync,notrunc status=none &
+		p=$!
+		sleep "0.$((RANDOM % 3))"
+		kill -9 "$p" 2> /dev/null
+		wait_exit "$p" 60 || { bad "run $i: the killed fsync caller does not end"; break; }
+	done
+	timeout 120 sync -f "$work/top/f5" && ok "sync after 5 SIGKILLed fsync callers succeeds" ||
+		bad "sync after the killed fsync callers failed"
+	touch "$work/top/after" && ok "the file system is still writable" || bad "the file system went read-only"
+	msg=$(dmesg | tail -n +$((k0 + 1)) | grep -E "ublkb$id|EXT4-fs (error|warning)|Buffer I/O error")
+	[ -z "$msg" ] && ok "no I/O error in the kernel log" || bad "kernel log: $msg"
+}
+
+flush() {
+	local f ino tr ev n0 n1 n2 n3
+	tr=/sys/kernel/tracing
+	[ -d "$tr/events" ] || mount -t tracefs nodev "$tr" 2>/dev/null
+	ev=$tr/events/ext4/ext4_sync_file_enter
+	[ -d "$ev" ] || no_feature "no ext4 tracepoints in tracefs (CONFIG_EVENT_TRACING)"
+	nullb fl 64 || { bad "null_blk"; return; }
+	fs_on "$nbdev" "$work/fs" || { bad "ext4 on $nbdev"; return; }
+	f=$work/fs/backing
+	head -c $((16 * M)) /dev/urandom > "$f" && sync
+	ino=$(stat -c %i "$f")
+	add_loop "$f" || { bad "add over $f"; return; }
+	[ "$(cat /sys/block/ublkb$id/queue/write_cache)" = "write back" ] &&
+		ok "ublkb$id advertises a volatile write cache (flushes will come)" ||
+		bad "ublkb$id: write_cache $(cat /sys/block/ublkb$id/queue/write_cache)"
+	echo "ino == $ino" > "$ev/filter" && echo 1 > "$ev/enable" && echo > "$tr/trace" ||
+		{ bad "tracepoint ext4_sync_file_enter"; return; }
+	syncs() { grep -c "ext4_sync_file_enter" "$tr/trace"; }
+	head -c $((64 << 10)) /dev/urandom > "$work/pat"
+	n0=$(syncs)
+	timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=2 oflag=direct status=none
+	n1=$(syncs)
+	timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=3 oflag=direct,dsync status=none
+	n2=$(syncs)
+	# fsync() of the block device sends a flush (REQ_PREFLUSH)
+	timeout 60 python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_WRONLY))' "$dev"
+	n3=$(syncs)
+	echo 0 > "$ev/enable"
+	echo 0 > "$ev/filter"
+	[ "$n1" = "$n0" ] && ok "a plain write syncs nothing (the cache is volatile)" ||
+		bad "a plain write synced the backing file ($n0 -> $n1)"
+	[ "$n2" -gt "$n1" ] && ok "an O_DSYNC (FUA) write syncs the backing file ($n1 -> $n2)" ||
+		bad "an O_DSYNC write did not sync the backing file"
+	[ "$n3" -gt "$n2" ] && ok "a flush of ublkb$id syncs the backing file ($n2 -> $n3)" ||
+		bad "a flush did not sync the backing file"
+}
+
+# blocking ID: 0 if any hardware queue of ublkbID is BLK_MQ_F_BLOCKING
+blocking() { grep -qw BLOCKING /sys/kernel/debug/block/ublkb"$1"/hctx*/flags; }
+
+stalled() {
+	local out bid bpid aid cid cpid r rc t0
+	[ -e /sys/kernel/debug/block ] || no_feature "no blk-mq debugfs (CONFIG_BLK_DEBUG_FS)"
+	head -c $((32 * M)) /dev/urandom > "$work/b.img"
+	truncate -s 32M "$work/c.img"
+	out=$("$T" -j ublk add --target loop --file "$work/b.img") || { bad "add B: $out"; return; }
+	bid=$(jget '["id"]' <<<"$out") bpid=$(jget '["pid"]' <<<"$out")
+	ublk_remember "$bid"
+	out=$("$T" -j ublk add --target loop --file "$work/c.img") || { bad "add C: $out"; return; }
+	cid=$(jget '["id"]' <<<"$out") cpid=$(jget '["pid"]' <<<"$out")
+	ublk_remember "$cid"
+	wait_bdev "$bid" || { bad "no /dev/ublkb$bid"; return; }
+	add_loop "/dev/ublkb$bid" || { bad "add A over /dev/ublkb$bid"; return; }
+	aid=$id
+	blocking "$cid" && bad "C (ublkb$cid, no hook) is BLK_MQ_F_BLOCKING" ||
+		ok "C (ublkb$cid, no hook): $(cat /sys/kernel/debug/block/ublkb$cid/hctx0/flags)"
+	blocking "$aid" && bad "A (ublkb$aid, the hook) is BLK_MQ_F_BLOCKING" ||
+		ok "A (ublkb$aid, the hook): $(cat /sys/kernel/debug/block/ublkb$aid/hctx0/flags)"
+
+	kill -STOP "$bpid" && pids+=("$bpid")
+	timeout 120 dd if="/dev/ublkb$aid" of="$work/a.got" bs=64k count=1 skip=5 iflag=direct \
+		status=none &
+	r=$!
+	sleep 1
+	alive "$r" && ok "a read of A waits for B's stopped server" || bad "the read of A did not wait"
+	t0=$SECONDS
+	timeout 30 "$T" ublk del "$cid" > /dev/null && wait_gone "$cpid" &&
+		ok "C deleted and its server gone in $((SECONDS - t0)) s while A's backing stalls" ||
+		bad "C's deletion or its server's exit took over 30 s while A's backing stalls"
+	kill -CONT "$bpid"
+	wait_exit "$r" 60 || { bad "the read of A still waits 60 s after SIGCONT"; stacks "$r"; }
+	[ "${rc:-1}" = 0 ] && cmp -s "$work/a.got" <(dd if="$work/b.img" bs=64k skip=5 count=1 status=none) &&
+		ok "after SIGCONT the read of A completes with B's bytes" || bad "the read of A: exit ${rc:-?}"
+	timeout 60 "$T" ublk del "$aid" > /dev/null && ok "del A" || bad "del A"
+	timeout 60 "$T" ublk del "$bid" > /dev/null && ok "del B" || bad "del B"
+}
+
+case $mode in
+read-errors) read_errors ;;
+killed-reader) killed_reader ;;
+submitter) submitter ;;
+flush) flush ;;
+stalled) stalled ;;
+*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled"; exit 2 ;;
+esac
+finish
