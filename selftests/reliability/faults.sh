@@ -9,8 +9,9 @@
 #  2. fail_make_request: random bios to the backing disk fail (5%), then
 #     bios to the ublk disk itself. Errors reach the writer; acknowledged
 #     data is intact.
-#  3. failslab + fail_page_alloc for the ublk daemon's and the writer's tasks
-#     (task-filter; GFP_KERNEL allocations included), so allocations in
+#  3. failslab + fail_page_alloc for the ublk daemon's and the writer's
+#     tasks, and on the kernel path the unbound kworkers the device's worker
+#     runs in (task-filter; GFP_KERNEL allocations included), so allocations in
 #     io_uring, the BPF loop, the ublk driver and the block layer fail at
 #     random. Whatever fails, nothing hangs, the device can be deleted, and
 #     acknowledged data is intact.
@@ -139,11 +140,25 @@ for f in failslab fail_page_alloc; do
 done
 echo N > "$dbg/fail_page_alloc/ignore-gfp-highmem"
 echo 0 > "$dbg/fail_page_alloc/min-order"
-# (ackcheck --make-it-fail marks its writer threads once they run)
+# (ackcheck --make-it-fail marks its writer threads once they run). On the
+# kernel path the file I/O runs in the device's worker, a kworker of the
+# unbound pool: mark those too (and unmark them after), so its allocations
+# (the page list, the backing I/O's) fail as well
 mark_daemon='for t in /proc/$dpid/task/*; do echo 1 > $t/make-it-fail; done'
+kworkers() {
+	local t
+	for t in /proc/[0-9]*; do
+		case $(cat "$t/comm" 2>/dev/null) in kworker/u*) echo "${t#/proc/}" ;; esac
+	done
+}
+mark_workers() { local p; for p in $(kworkers); do echo "$1" > "/proc/$p/make-it-fail" 2>/dev/null; done; }
+if [ "${UBLK_PATH:-daemon}" = kernel ]; then
+	mark_daemon+='; mark_workers 1'
+fi
 one_run alloc "$mark_daemon" \
 	"echo injected=\$((\$(injected failslab) + \$(injected fail_page_alloc))) > $work/alloc.n" \
 	--make-it-fail
+mark_workers 0
 for f in failslab fail_page_alloc; do echo N > "$dbg/$f/task-filter"; done
 inj=$(cut -d= -f2 "$work/alloc.n" 2>/dev/null)
 [ "${inj:-0}" -gt 0 ] && ok "alloc: injected=$inj allocation failures" ||

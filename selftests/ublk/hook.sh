@@ -9,7 +9,9 @@
 #             /dev/ublkc999 from) -9 (EBADF); /dev/null named as the device
 #             -22; CAP_SYS_ADMIN dropped (CAP_BPF, CAP_PERFMON kept) -1
 #             (EPERM); a sleepable queue_rq -22; an O_APPEND file -22; the
-#             device itself -40 (ELOOP), and a file on ext4 on it -40; files
+#             device itself -40 (ELOOP), and a file on ext4 on it -40; an
+#             O_DIRECT null_blk with 4096-byte blocks -22 (the device's are
+#             512); files
 #             read-only -13 (EACCES); descriptor 1000 -9 (EBADF); /dev/null
 #             -22 (EINVAL); a device of its own with UBLK_F_UNPRIVILEGED_DEV
 #             -1 (EPERM), deleted again; `ublk add --path kernel` works and
@@ -180,6 +182,18 @@ refusals() {
 		"$objdir/hook_sleepable.bpf.o" "$id" "$img"
 	attach_fails -22 "a backing file open O_APPEND (EINVAL)" --append "$loop_o" "$id" "$img"
 	attach_fails -40 "/dev/ublkb$id as its own backing (ELOOP)" "$loop_o" "$id" "$dev"
+	# O_DIRECT on a disk whose logical block (4096) is larger than the device's (512)
+	local nb4=/sys/kernel/config/nullb/nullb4k$$
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config 2>/dev/null
+	if mkdir "$nb4" 2>/dev/null; then
+		echo 64 > "$nb4/size"; echo 4096 > "$nb4/blocksize"; echo 1 > "$nb4/power"
+		for i in $(seq 50); do [ -b "/dev/${nb4##*/}" ] && break; sleep 0.1; done
+		attach_fails -22 "an O_DIRECT backing with 4096-byte blocks under 512-byte ublk$id (EINVAL)" \
+			--direct "$loop_o" "$id" "/dev/${nb4##*/}"
+		echo 0 > "$nb4/power"; rmdir "$nb4"
+	else
+		bad "no null_blk configfs for the O_DIRECT alignment refusal"
+	fi
 	attach_fails -13 "files open read-only (EACCES)" --ro "$loop_o" "$id" "$img"
 	attach_fails -9 "descriptor 1000, not open (EBADF)" --bad-fd "$loop_o" "$id"
 	attach_fails -22 "/dev/null as backing file (EINVAL)" "$loop_o" "$id" /dev/null
