@@ -28,7 +28,7 @@
 #               is stopped (SIGSTOP): a read of A waits. Meanwhile neither
 #               A nor a third device C is BLK_MQ_F_BLOCKING (blk-mq
 #               debugfs), and C is deleted and its server exits within
-#               20 s. After SIGCONT the read completes with B's bytes.
+#               30 s. After SIGCONT the read completes with B's bytes.
 # Every step is bounded by a timeout.
 # usage: data_safety.sh TOOL MODE     Exit 0 pass, 1 fail, 77 skip.
 set -u

@@ -68,18 +68,27 @@ static int fail(int err, const char *what)
 	return 1;
 }
 
-/* Clear (on = false) or set again CAP_SYS_ADMIN in the effective set. */
-static int cap_sys_admin(bool on)
+/*
+ * Clear (on = false) or set again CAP_SYS_ADMIN in the effective set; with
+ * for_good, clear it from the permitted and inheritable sets too.
+ */
+static int cap_sys_admin(bool on, bool for_good)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
+	struct __user_cap_data_struct *d = &data[CAP_SYS_ADMIN / 32];
+	__u32 bit = 1U << (CAP_SYS_ADMIN % 32);
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
 	if (on)
-		data[CAP_SYS_ADMIN / 32].effective |= 1U << (CAP_SYS_ADMIN % 32);
+		d->effective |= bit;
 	else
-		data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+		d->effective &= ~bit;
+	if (for_good) {
+		d->permitted &= ~bit;
+		d->inheritable &= ~bit;
+	}
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
@@ -124,23 +133,6 @@ static int server_char_fd(int pid, int dev_id)
 	closedir(d);
 	close(pidfd);
 	return fd;
-}
-
-/* Lose CAP_SYS_ADMIN for good (not only from the effective set). */
-static int drop_sys_admin(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2];
-	__u32 bit = 1U << (CAP_SYS_ADMIN % 32);
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	data[CAP_SYS_ADMIN / 32].effective &= ~bit;
-	data[CAP_SYS_ADMIN / 32].permitted &= ~bit;
-	data[CAP_SYS_ADMIN / 32].inheritable &= ~bit;
-	if (syscall(SYS_capset, &hdr, data))
-		return -errno;
-	return 0;
 }
 
 /* DEL_DEV of an unprivileged device: the header carries /dev/ublkcN. */
@@ -296,11 +288,11 @@ int main(int argc, char **argv)
 	}
 
 	if (unpriv) {
-		ret = cap_sys_admin(false);
+		ret = cap_sys_admin(false, false);
 		if (ret)
 			return fail(ret, "dropping CAP_SYS_ADMIN from the effective set");
 		ret = iouring_bpf_ublk_add(&own, -1, 1, 64, 512 << 10, UBLK_F_UNPRIVILEGED_DEV);
-		i = cap_sys_admin(true);
+		i = cap_sys_admin(true, false);
 		if (ret)
 			return fail(ret, "adding an unprivileged device (UBLK_F_UNPRIVILEGED_DEV)");
 		if (i) {
@@ -355,7 +347,7 @@ int main(int argc, char **argv)
 	}
 
 	if (drop_admin) {
-		ret = drop_sys_admin();
+		ret = cap_sys_admin(false, true);
 		if (ret)
 			return fail(ret, "dropping CAP_SYS_ADMIN");
 		printf("CAP_SYS_ADMIN dropped\n");

@@ -153,7 +153,6 @@ static __always_inline struct iou_ublk_tag *iou_ublk_tag(__u32 tag)
 	return &iou_ublk_tags[tag & (IOU_UBLK_MAX_DEPTH - 1)];
 }
 
-/* For iou_ublk_map(): one more extent; -E2BIG past IOU_UBLK_MAX_EXTENTS. */
 /* The extents cover [0, t->len) of the request exactly. */
 static __always_inline bool iou_ublk_covers(const struct iou_ublk_tag *t)
 {
@@ -177,6 +176,7 @@ static __always_inline bool iou_ublk_covers(const struct iou_ublk_tag *t)
 	return sum == t->len;
 }
 
+/* For iou_ublk_map(): one more extent; -E2BIG past IOU_UBLK_MAX_EXTENTS. */
 static __always_inline int iou_ublk_add_extent(struct iou_ublk_tag *t, __u32 file,
 					       __u64 file_off, __u32 buf_off,
 					       __u32 len)
