@@ -13,7 +13,7 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help deps source tools user check check-all check-host fuzz soak demo bench install clean distclean FORCE
+.PHONY: all help preflight deps source tools user check check-all check-host fuzz soak demo bench install clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
@@ -33,6 +33,18 @@ help:
 	@echo "make kernel-default | kernel-debug   build one kernel variant"
 	@echo "make user-default | user-debug       user space + BPF against that variant's BTF"
 	@echo "make clean         remove user-space build; make distclean removes $(BUILD)/"
+
+# root, Debian 12 x86-64, no space in the path, disk: checked before any
+# target is made, so a machine that cannot run this stops at once, with one
+# line (scripts/preflight)
+ifeq ($(filter-out help clean distclean,$(or $(MAKECMDGOALS),all)),)
+else ifneq ($(IOURING_BPF_PREFLIGHT),0)
+preflight_problems := $(shell scripts/preflight "$(abs_build)" 2>&1)
+$(if $(preflight_problems),$(error $(preflight_problems)))
+endif
+
+preflight:
+	@scripts/preflight "$(abs_build)"
 
 deps:
 	@scripts/deps

@@ -223,14 +223,16 @@ do_kernel() {
 do_tools() {
 	do_source
 	local stamp
-	stamp=$(cat "$kdir/src.stamp")
+	# "pic": libbpf.a is position-independent, so liburing-bpf.so can carry it
+	stamp="$(cat "$kdir/src.stamp") pic"
 	if [ -x "$tools/bin/bpftool" ] && [ "$(cat "$tools/tools.stamp" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi
 	log "building libbpf, bpftool and UAPI headers from the kernel tree"
+	rm -rf "$tools/libbpf"
 	mkdir -p "$tools/libbpf" "$tools/bpftool" "$tools/bin"
 	make -s -C "$src/tools/lib/bpf" -j"$jobs" OUTPUT="$tools/libbpf/" \
-		prefix="$tools/root" libdir_relative=lib \
+		EXTRA_CFLAGS="-g -O2 -fPIC" prefix="$tools/root" libdir_relative=lib \
 		install > "$tools/libbpf.log" 2>&1 ||
 		die "libbpf build failed; log: $tools/libbpf.log"
 	make -s -C "$src/tools/bpf/bpftool" -j"$jobs" OUTPUT="$tools/bpftool/" \

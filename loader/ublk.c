@@ -27,14 +27,8 @@
 #include "loader.h"
 #include "ublk.h"
 
-#ifndef IOURING_BPF_POLICY_INSTALL_DIR
-#define IOURING_BPF_POLICY_INSTALL_DIR "/usr/local/lib/iouring-bpf"
-#endif
 #ifndef IOURING_BPF_POLICY_BUILD_DIR
 #define IOURING_BPF_POLICY_BUILD_DIR ""
-#endif
-#ifndef IOURING_BPF_POLICY_REL_DIR
-#define IOURING_BPF_POLICY_REL_DIR ""
 #endif
 #ifndef IOURING_BPF_TOOL_BUILD_PATH
 #define IOURING_BPF_TOOL_BUILD_PATH ""
@@ -115,12 +109,11 @@ static void add_usage(FILE *f)
 		"                   requests in the driver's queue_rq() and serves them from a\n"
 		"                   worker of the device, without the daemon\n\n"
 		"loop and split find ublk_loop.bpf.o and ublk_split.bpf.o in\n"
-		"$IOURING_BPF_POLICY_DIR, then %s (an installed binary) or\n"
-		"the build tree (the binary the build made).\n"
+		"$IOURING_BPF_POLICY_DIR, then LIBDIR/iouring-bpf of the install (an\n"
+		"installed binary) or the build tree (the binary the build made).\n"
 		"The BPF targets need a kernel whose ublk driver has zero copy\n"
 		"(UBLK_F_SUPPORT_ZERO_COPY) and io_uring_bpf_ops: the iouring-bpf kernel.\n",
-		prog_name, prog_name, UBLK_MAX_QUEUES, IOU_UBLK_MAX_DEPTH,
-		IOURING_BPF_POLICY_INSTALL_DIR);
+		prog_name, prog_name, UBLK_MAX_QUEUES, IOU_UBLK_MAX_DEPTH);
 }
 
 static void list_usage(FILE *f)
@@ -382,44 +375,30 @@ static bool is_build_tree_binary(void)
 
 /*
  * The built-in policy object NAME: $IOURING_BPF_POLICY_DIR, then the build
- * tree for the build tree's binary; for any other (installed) copy the
- * install directory next to it (BINDIR/../LIBDIR/iouring-bpf) and the
- * configured one. An installed binary never looks into a build tree.
+ * tree for the build tree's binary; for any other (installed) copy where
+ * the library finds installed policies. An installed binary never looks
+ * into a build tree.
  */
 static int find_policy(const char *name, char *out)
 {
-	const char *dirs[4] = { getenv("IOURING_BPF_POLICY_DIR") };
-	char path[PATH_MAX], tried[4 * PATH_MAX] = "", rel[PATH_MAX] = "", self[PATH_MAX];
-	char joined[PATH_MAX + sizeof(IOURING_BPF_POLICY_REL_DIR) + 1];
-	ssize_t n;
+	const char *env = getenv("IOURING_BPF_POLICY_DIR");
+	char path[PATH_MAX];
+	int ret;
 
-	if (is_build_tree_binary()) {
-		dirs[1] = IOURING_BPF_POLICY_BUILD_DIR;
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n > 0 && IOURING_BPF_POLICY_REL_DIR[0]) {
-			self[n] = 0;
-			if (strrchr(self, '/'))
-				*strrchr(self, '/') = 0;
-			snprintf(joined, sizeof(joined), "%s/%s", self, IOURING_BPF_POLICY_REL_DIR);
-			if (!realpath(joined, rel) || !strcmp(rel, IOURING_BPF_POLICY_INSTALL_DIR))
-				rel[0] = 0;
-		}
-		dirs[1] = rel;
-		dirs[2] = IOURING_BPF_POLICY_INSTALL_DIR;
-	}
-	for (unsigned int i = 0; i < 4; i++) {
-		if (!dirs[i] || !*dirs[i])
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+	if (is_build_tree_binary() && !(env && *env)) {
+		snprintf(path, sizeof(path), "%s/%s", IOURING_BPF_POLICY_BUILD_DIR, name);
 		if (!access(path, R_OK) && realpath(path, out))
 			return refuse_control_char("the policy", path, out);
-		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s",
-			 tried[0] ? ", " : "", dirs[i]);
+		return fail(ENOENT, "the policy %s is not in the build tree's %s (build it: "
+				    "make user-default)", name, IOURING_BPF_POLICY_BUILD_DIR);
 	}
-	return fail(ENOENT, "the policy %s is in none of: %s (set IOURING_BPF_POLICY_DIR, or "
-			    "build or install iouring-bpf's policies)", name,
-		    tried[0] ? tried : "(no directory)");
+	ret = iouring_bpf_policy_find(name, out, PATH_MAX);
+	if (!ret)
+		return refuse_control_char("the policy", out, out);
+	return fail(-ret, "the policy %s is %s (set IOURING_BPF_POLICY_DIR, or install "
+			  "iouring-bpf's policies: make install)", name,
+		    ret == -ENOENT ? "in neither $IOURING_BPF_POLICY_DIR nor LIBDIR/iouring-bpf" :
+		    strerror(-ret));
 }
 
 /*

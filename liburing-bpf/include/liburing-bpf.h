@@ -70,7 +70,7 @@ static inline __u64 ublk_auto_buf_reg_to_sqe_addr(const struct ublk_auto_buf_reg
 extern "C" {
 #endif
 
-#define LIBURING_BPF_VERSION "0.2"
+#define LIBURING_BPF_VERSION "0.3"
 
 /*
  * Setup flags that may be missing from older UAPI headers, including the
@@ -130,6 +130,12 @@ struct bpf_object;
 struct bpf_link;
 
 int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **policy);
+/*
+ * The real path of a ready policy object NAME ("nops.bpf.o") in PATH:
+ * $IOURING_BPF_POLICY_DIR first if set, then LIBDIR/iouring-bpf of the
+ * install this library belongs to. -ENOENT: in neither.
+ */
+int iouring_bpf_policy_find(const char *name, char *path, size_t size);
 int iouring_bpf_policy_set_global(struct iouring_bpf_policy *policy, const char *name,
 				  const void *value, size_t size);
 int iouring_bpf_policy_set_ring(struct iouring_bpf_policy *policy,

@@ -4,6 +4,8 @@
  * globals by name, give it a ring, load and attach. Names and offsets come
  * from the object's BTF, so no skeleton is needed.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <ctype.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "liburing-bpf.h"
 #include "internal.h"
@@ -648,4 +651,66 @@ void iouring_bpf_policy_close(struct iouring_bpf_policy *p)
 	bpf_link__destroy(p->link);
 	bpf_object__close(p->obj);
 	free(p);
+}
+
+#ifndef IOURING_BPF_POLICY_INSTALL_DIR
+#define IOURING_BPF_POLICY_INSTALL_DIR ""
+#endif
+#ifndef IOURING_BPF_POLICY_REL_DIR
+#define IOURING_BPF_POLICY_REL_DIR ""
+#endif
+
+/* NAME in DIR: 0 and its real path in OUT, else -errno */
+static int policy_in(const char *dir, const char *name, char *out, size_t size)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+
+	if (!dir || !*dir)
+		return -ENOENT;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (access(path, R_OK) || !realpath(path, real))
+		/* BINDIR/iouring-bpf is the tool, not a directory */
+		return errno == ENOTDIR ? -ENOENT : -errno;
+	if (strlen(real) >= size)
+		return -ENAMETOOLONG;
+	strcpy(out, real);
+	return 0;
+}
+
+/*
+ * Installed policies live in LIBDIR/iouring-bpf. The library finds them
+ * relative to the file it was loaded from (a shared object in LIBDIR, or a
+ * program in BINDIR it was linked into), so an install under any prefix
+ * works, and then in the directory it was configured for.
+ */
+int iouring_bpf_policy_find(const char *name, char *path, size_t size)
+{
+	char self[PATH_MAX], dir[PATH_MAX + sizeof(IOURING_BPF_POLICY_REL_DIR) + 16];
+	const char *env = getenv("IOURING_BPF_POLICY_DIR");
+	Dl_info info;
+	int ret;
+
+	if (!name || !*name || strchr(name, '/') || !path || !size)
+		return -EINVAL;
+	if (env && *env) {
+		ret = policy_in(env, name, path, size);
+		if (ret != -ENOENT)
+			return ret;
+	}
+	if (dladdr((void *)iouring_bpf_policy_find, &info) && info.dli_fname &&
+	    realpath(info.dli_fname, self) && strrchr(self, '/')) {
+		*strrchr(self, '/') = 0;
+		snprintf(dir, sizeof(dir), "%s/iouring-bpf", self);
+		ret = policy_in(dir, name, path, size);
+		if (ret != -ENOENT)
+			return ret;
+		if (IOURING_BPF_POLICY_REL_DIR[0]) {
+			snprintf(dir, sizeof(dir), "%s/%s", self, IOURING_BPF_POLICY_REL_DIR);
+			ret = policy_in(dir, name, path, size);
+			if (ret != -ENOENT)
+				return ret;
+		}
+	}
+	return policy_in(IOURING_BPF_POLICY_INSTALL_DIR, name, path, size);
 }

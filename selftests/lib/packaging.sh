@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lib/packaging (host): liburing-bpf installs as a shared + static library
 # with a pkg-config file; the shared object exports exactly the symbols of
-# the version map, each documented by a man page, and a program builds
+# the version map (libbpf inside it stays hidden), each documented by a man page, and a program builds
 # against the installed copy with pkg-config alone.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -109,12 +109,12 @@ int main(void)
 	return !ok;
 }
 C
-# installed under $dest, not the configured prefix: derive it from the .pc path
-flags=$(PKG_CONFIG_PATH=$pc:$IOURING_BPF_BUILD/tools/root/lib/pkgconfig pkg-config --define-prefix --cflags --libs liburing-bpf) ||
-	fail "pkg-config does not know liburing-bpf"
-cc -std=c11 -Wall -Werror -o "$dest/t" "$dest/t.c" -I"$IOURING_BPF_BUILD/tools/root/include" $flags \
-	-Wl,-rpath,"$(dirname "$so")" -Wl,-rpath,"$IOURING_BPF_BUILD/tools/root/lib" ||
-	fail "a program does not build against the installed library"
+# installed under $dest, not the configured prefix: derive it from the .pc
+# path; nothing of the build tree or the caller's environment is used
+flags=$(env -i PATH=/usr/bin:/bin PKG_CONFIG_PATH="$pc" pkg-config --define-prefix --cflags --libs liburing-bpf) ||
+	fail "pkg-config does not know liburing-bpf from the install alone"
+env -i PATH=/usr/bin:/bin cc -std=c11 -Wall -Werror -o "$dest/t" "$dest/t.c" $flags \
+	-Wl,-rpath,"$(dirname "$so")" || fail "a program does not build against the installed library"
 "$dest/t" || fail "the program built against the installed library failed"
 echo "a program built with pkg-config --cflags --libs liburing-bpf runs"
 exit 0

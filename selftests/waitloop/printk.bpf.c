@@ -29,13 +29,22 @@ enum { IOU_LOOP_CONTINUE = 0, IOU_LOOP_STOP = 1 };
 /* set by the test, so the line it looks for is this run's */
 const volatile __u32 token;
 __u32 steps;
+/* what each bpf_printk() returned, and where it ran: a failed test says why */
+long printk_ret[4];
+__u32 printk_cpu[4];
 
 SEC("struct_ops.s/loop_step")
 int BPF_PROG(printk_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
 {
-	steps++;
-	bpf_printk("iouring-bpf printk token=%u step=%u", token, steps);
-	return steps < 3 ? IOU_LOOP_CONTINUE : IOU_LOOP_STOP;
+	__u32 step = ++steps;
+	long ret;
+
+	ret = bpf_printk("iouring-bpf printk token=%u step=%u", token, step);
+	if (step < 4) {
+		printk_ret[step] = ret;
+		printk_cpu[step] = bpf_get_smp_processor_id();
+	}
+	return step < 3 ? IOU_LOOP_CONTINUE : IOU_LOOP_STOP;
 }
 
 SEC(".struct_ops.link")

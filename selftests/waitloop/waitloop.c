@@ -955,6 +955,33 @@ static const char *tracefs(void)
 	return dir;
 }
 
+/* the tracing state that decides whether an event is recorded, to stderr */
+static void dump_tracing_state(const char *dir)
+{
+	static const char *const files[] = {
+		"tracing_on", "buffer_size_kb", "options/pause-on-trace", "set_event",
+		"set_event_pid", "tracing_cpumask", "events/bpf_trace/bpf_trace_printk/enable",
+		"events/bpf_trace/bpf_trace_printk/filter", "per_cpu/cpu0/stats",
+		"per_cpu/cpu1/stats",
+	};
+	char path[160], buf[1024];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int fd;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		fd = open(path, O_RDONLY);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		buf[n > 0 ? n : 0] = 0;
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr, "  %s: %s%s", files[i], n >= 0 ? buf : strerror(errno),
+			n > 0 && buf[n - 1] == '\n' ? "" : "\n");
+	}
+}
+
 /* bpf_printk() from loop_step reaches the trace buffer, line by line */
 static int test_printk(void)
 {
@@ -1024,19 +1051,11 @@ static int test_printk(void)
 		found += strstr(buf, want) != NULL;
 	}
 	if (found != 3) {
-		char state[64] = "?";
-		int sfd;
-
-		snprintf(path, sizeof(path), "%s/events/bpf_trace/bpf_trace_printk/enable", dir);
-		sfd = open(path, O_RDONLY);
-		if (sfd >= 0) {
-			ssize_t k = read(sfd, state, sizeof(state) - 1);
-
-			state[k > 0 ? k - 1 : 0] = 0;
-			close(sfd);
-		}
-		CHECK(0, "%u of 3 bpf_printk lines with token %u (bpf_trace_printk event enable: %s); trace holds:\n%.2000s",
-		      found, token, state, buf);
+		CHECK(0, "%u of 3 bpf_printk lines with token %u; bpf_printk returned %ld %ld %ld on CPUs %u %u %u; trace holds:\n%.2000s",
+		      found, token, skel->bss->printk_ret[1], skel->bss->printk_ret[2],
+		      skel->bss->printk_ret[3], skel->bss->printk_cpu[1],
+		      skel->bss->printk_cpu[2], skel->bss->printk_cpu[3], buf);
+		dump_tracing_state(dir);
 		goto out;
 	}
 	printf("3 bpf_printk lines from loop_step in %s (token %u)\n", path, token);

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# lib/installed-policy (host, then a VM): a program built from the
+# installed files only opens, loads and runs a ready policy on the patched
+# kernel. It installs into a scratch prefix and builds in a clean
+# environment (no build-tree path anywhere, pkg-config told only where the
+# install's .pc file is), once against the shared library and once against
+# the static archive (pkg-config --static); both programs then run in a VM
+# of their own. The program must run on the libbpf inside liburing-bpf, not
+# on a distribution libbpf the dynamic loader would otherwise pick up.
+# (Installing the ~1000 files in the guest would take minutes under TCG.)
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+user=$IOURING_BPF_BUILD/user
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+
+cmake --install "$user" --prefix "$dest/usr" > /dev/null || fail "cmake --install"
+pc=$(dirname "$(ls "$dest"/usr/lib*/{,*/}pkgconfig/liburing-bpf.pc 2>/dev/null | head -n1)")
+[ -f "$pc/liburing-bpf.pc" ] || fail "no liburing-bpf.pc installed"
+
+cat > "$dest/run_nops.c" <<'C'
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <liburing-bpf.h>
+
+int main(void)
+{
+	struct iouring_bpf_policy *policy = NULL;
+	struct iouring_bpf_ring ring;
+	char path[PATH_MAX];
+	__u32 total = 64, inflight = 4;
+	__u64 completed = 0;
+	int ret, status = -1;
+
+	ret = iouring_bpf_policy_find("nops.bpf.o", path, sizeof(path));
+	if (ret) {
+		fprintf(stderr, "find nops.bpf.o: %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("policy %s\n", path);
+	ret = iouring_bpf_ring_init(&ring, 16, 0, IOURING_BPF_RING_FLAGS);
+	if (ret) {
+		fprintf(stderr, "ring: %s\n", strerror(-ret));
+		return 1;
+	}
+	ret = iouring_bpf_policy_open(path, &policy);
+	if (!ret)
+		ret = iouring_bpf_policy_set_global(policy, "nop_total", &total, sizeof(total));
+	if (!ret)
+		ret = iouring_bpf_policy_set_global(policy, "nop_inflight", &inflight,
+						    sizeof(inflight));
+	if (!ret)
+		ret = iouring_bpf_policy_set_ring(policy, &ring);
+	if (!ret)
+		ret = iouring_bpf_policy_load(policy);
+	if (!ret)
+		ret = iouring_bpf_policy_attach(policy);
+	if (!ret)
+		ret = iouring_bpf_policy_run(policy, &ring, &status);
+	if (!ret)
+		ret = iouring_bpf_policy_get_global(policy, "nop_completed", &completed,
+						    sizeof(completed));
+	if (ret)
+		fprintf(stderr, "policy: %s (%s)\n", strerror(-ret),
+			iouring_bpf_policy_strerror(policy));
+	else
+		printf("%llu NOPs completed, exit status %d\n",
+		       (unsigned long long)completed, status);
+	iouring_bpf_policy_close(policy);
+	iouring_bpf_ring_exit(&ring);
+	return ret || status || completed != total;
+}
+C
+
+# clean KIND: run "$@" with nothing of the caller's environment
+clean() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/nonexistent LANG=C "$@"; }
+pkgconf() { clean PKG_CONFIG_PATH="$pc" pkg-config --define-prefix "$@" liburing-bpf; }
+
+cflags=$(pkgconf --cflags) || fail "pkg-config --cflags liburing-bpf fails on the install alone"
+libs=$(pkgconf --libs) || fail "pkg-config --libs liburing-bpf fails on the install alone"
+slibs=$(pkgconf --static --libs) || fail "pkg-config --static --libs liburing-bpf fails"
+libdir=$(pkgconf --variable=libdir)
+for f in "$cflags $libs $slibs"; do
+	case $f in
+	*"$IOURING_BPF_BUILD"*|*"$IOURING_BPF_SRC"*) fail "pkg-config names the build tree: $f" ;;
+	esac
+done
+echo "pkg-config: $cflags $libs"
+
+clean cc -std=c11 -Wall -Werror -o "$dest/shared" "$dest/run_nops.c" $cflags $libs \
+	-Wl,-rpath,"$libdir" || fail "the program does not build against the installed library"
+# the static archive, then what it needs (Libs.private); installed in
+# BINDIR, where the library finds LIBDIR/iouring-bpf from the program's path
+clean cc -std=c11 -Wall -Werror -o "$dest/usr/bin/run-nops-static" "$dest/run_nops.c" $cflags \
+	"$libdir/liburing-bpf.a" ${slibs//-luring-bpf/} ||
+	fail "the program does not build against the installed static archive"
+
+deps=$(ldd "$dest/shared") || fail "ldd $dest/shared"
+echo "$deps" | grep -q "$libdir/liburing-bpf.so" || fail "not linked to the installed library: $deps"
+! echo "$deps" | grep -q "libbpf" ||
+	fail "the installed library needs a libbpf of the system: $(echo "$deps" | grep libbpf)"
+! echo "$deps" | grep -q -e "$IOURING_BPF_BUILD" || fail "the program loads from the build tree: $deps"
+
+ln -s usr/bin/run-nops-static "$dest/static"
+for kind in shared static; do
+	printf 'out=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin %q 2>&1); echo "%s: rc=$? $out"\n' \
+		"$dest/$kind" "$kind" >> "$dest/guest.sh"
+done
+"$IOURING_BPF_SRC/scripts/vm" --variant "$IOURING_BPF_VARIANT" --build-dir "$IOURING_BPF_BUILD" \
+	--out "$dest/vm" --timeout 300 -- bash "$dest/guest.sh" > "$dest/vm.out" 2>&1
+rc=$?
+cat "$dest/vm.out"
+[ $rc = 0 ] || fail "the VM run failed (scripts/vm exit $rc)"
+for kind in shared static; do
+	line=$(grep -A3 "^$kind: " "$dest/vm.out" | tr '\n' ' ')
+	echo "$line" | grep -q "^$kind: rc=0 policy $dest/usr/lib[^ ]*/iouring-bpf/nops.bpf.o " ||
+		fail "$kind: did not run the installed policy: $line"
+	echo "$line" | grep -q "64 NOPs completed, exit status 0" || fail "$kind: $line"
+	echo "ok: $kind: 64 NOPs completed"
+done
+exit 0
