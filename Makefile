@@ -13,7 +13,7 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help preflight deps source tools user check check-all check-host fuzz soak demo bench install clean distclean FORCE
+.PHONY: all help preflight deps source tools user check check-all check-host fuzz soak demo bench install shell deb clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
@@ -27,6 +27,9 @@ help:
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
 	@echo "make soak [MINUTES=10]   ublk kill/delete soak under fio verify for MINUTES"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
+	@echo "make shell         an interactive shell on the patched kernel, the tools on PATH"
+	@echo "make deb [KCONFIG=/boot/config-...]  Debian packages: the kernel (bindeb-pkg) and"
+	@echo "                   iouring-bpf (library, tool, policies, headers), in $(BUILD)/deb"
 	@echo "make install [PREFIX=/usr/local]  liburing-bpf, its headers, pkg-config file and man pages,"
 	@echo "                   the iouring-bpf tool, and what a policy is built with: vmlinux.h of"
 	@echo "                   the patched kernel, libbpf headers, iouring-bpf-bpftool (README.md)"
@@ -90,11 +93,21 @@ soak: user-$(CHECK_VARIANT)
 demo: user-$(DEMO_VARIANT)
 	@scripts/demo --build-dir $(abs_build) --variant $(DEMO_VARIANT)
 
+# an interactive shell on the patched kernel, the tools on PATH
+shell: user-$(DEMO_VARIANT)
+	@scripts/vm --variant $(DEMO_VARIANT) --build-dir $(abs_build) --shell
+
 # liburing-bpf (shared + static, pkg-config file, man pages), the BPF headers,
 # the tool, and for building policies: vmlinux.h, libbpf/UAPI headers, bpftool
 PREFIX ?= /usr/local
 install: user-$(DEMO_VARIANT)
 	@cmake --install $(abs_build)/user --prefix $(PREFIX)
+
+# Debian packages of the patched kernel and of the user side, in $(BUILD)/deb;
+# KCONFIG=/boot/config-... configures the kernel from that file plus ours
+KCONFIG ?=
+deb: user-$(DEMO_VARIANT)
+	@scripts/deb --build-dir $(abs_build) --variant $(DEMO_VARIANT) $(if $(KCONFIG),--kconfig $(KCONFIG))
 
 bench: user-$(DEMO_VARIANT)
 	@scripts/bench --build-dir $(abs_build) --variant $(DEMO_VARIANT)

@@ -12,6 +12,11 @@ repo=$(dirname "$here")
 
 build_dir=${IOURING_BPF_BUILD:-$repo/build}
 tarball=/usr/src/linux-source-6.12.tar.xz
+# The Debian package version the series is tested on. scripts/deps installs
+# it while the archive has it; another 6.12.y may well take the series too
+# (kernel/apply.sh DIR says which patch first fails), and a build from one
+# says so.
+tested_source=6.12.117-1~deb12u1
 series=$here/series
 patch_dir=$here/patches
 config_dir=$here/config
@@ -29,6 +34,11 @@ commands:
   vmlinux-h VARIANT OUT
                       write OUT from VARIANT's vmlinux BTF (only if changed)
   release VARIANT     print the kernel release string of a built VARIANT
+  deb VARIANT [KCONFIG]
+                      Debian packages of VARIANT's kernel (the kernel's own
+                      bindeb-pkg) into BUILD/deb; with KCONFIG, of a kernel
+                      configured from that file (e.g. /boot/config-$(uname -r))
+                      plus our fragments, reporting any of our options lost
 
 options:
   --build-dir DIR     build directory (default: $repo/build)
@@ -115,6 +125,10 @@ do_source() {
 		return 0
 	fi
 
+	local have
+	have=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo unknown)
+	[ "$have" = "$tested_source" ] ||
+		log "note: linux-source-6.12 is $have; the series is tested on $tested_source (if a patch does not apply: kernel/apply.sh --check DIR names it)"
 	log "extracting $(basename "$tarball")"
 	local new=$kdir/src.new
 	rm -rf "$new" "$kdir/src.extract"
@@ -213,7 +227,8 @@ do_kernel() {
 	do_config "$v"
 	local out=$kdir/$v start=$SECONDS
 	log "building $v kernel in $out (-j$jobs)"
-	if ! kmake O="$out" bzImage > "$out/build.log" 2>&1; then
+	: > "$out/build.log"
+	if ! "$repo/scripts/progress" "kernel: building $v" "$out/build.log" kmake O="$out" bzImage; then
 		grep -E 'error|Error' "$out/build.log" | head -n 40 >&2
 		die "kernel build of variant $v failed; full log: $out/build.log"
 	fi
@@ -231,12 +246,15 @@ do_tools() {
 	log "building libbpf, bpftool and UAPI headers from the kernel tree"
 	rm -rf "$tools/libbpf"
 	mkdir -p "$tools/libbpf" "$tools/bpftool" "$tools/bin"
-	make -s -C "$src/tools/lib/bpf" -j"$jobs" OUTPUT="$tools/libbpf/" \
-		EXTRA_CFLAGS="-g -O2 -fPIC" prefix="$tools/root" libdir_relative=lib \
-		install > "$tools/libbpf.log" 2>&1 ||
+	: > "$tools/libbpf.log"
+	"$repo/scripts/progress" "kernel: building libbpf" "$tools/libbpf.log" \
+		make -C "$src/tools/lib/bpf" -j"$jobs" OUTPUT="$tools/libbpf/" \
+		EXTRA_CFLAGS="-g -O2 -fPIC" prefix="$tools/root" libdir_relative=lib install ||
 		die "libbpf build failed; log: $tools/libbpf.log"
-	make -s -C "$src/tools/bpf/bpftool" -j"$jobs" OUTPUT="$tools/bpftool/" \
-		CLANG=clang-19 LLVM_STRIP=llvm-strip-19 > "$tools/bpftool.log" 2>&1 ||
+	: > "$tools/bpftool.log"
+	"$repo/scripts/progress" "kernel: building bpftool" "$tools/bpftool.log" \
+		make -C "$src/tools/bpf/bpftool" -j"$jobs" OUTPUT="$tools/bpftool/" \
+		CLANG=clang-19 LLVM_STRIP=llvm-strip-19 ||
 		die "bpftool build failed; log: $tools/bpftool.log"
 	cp "$tools/bpftool/bpftool" "$tools/bin/bpftool"
 	make -s -C "$src" ARCH=x86_64 O="$kdir/headers" \
@@ -258,8 +276,65 @@ do_vmlinux_h() {
 	fi
 }
 
+# deb_config KCONFIG OUT: OUT/.config from the user's KCONFIG plus our
+# base and default fragments; our options the result lost are reported,
+# one line each, and listed in OUT/lost-options (the build goes on: the
+# user's config decides, e.g. a distribution's own module choices)
+deb_config() {
+	local kconfig=$1 out=$2 frags line opt lost=0
+	frags=("$config_dir/base.config" "$config_dir/default.config")
+	mkdir -p "$out"
+	cp "$kconfig" "$out/.config"
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" \
+		> "$out/merge_config.log"
+	kmake -s O="$out" olddefconfig > /dev/null
+	: > "$out/lost-options"
+	while read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$out/.config" && continue
+			opt=${line%%=*}
+			echo "$line (now: $(grep -E "^(# )?$opt[= ]" "$out/.config" || echo unset))" >> "$out/lost-options" ;;
+		esac
+	done < <(cat "${frags[@]}")
+	lost=$(wc -l < "$out/lost-options")
+	if [ "$lost" -gt 0 ]; then
+		log "$lost of our options did not survive $kconfig + our fragments (unmet dependencies):"
+		sed 's/^/  /' "$out/lost-options"
+	else
+		log "every option of our fragments is in the configuration from $kconfig"
+	fi
+}
+
+do_deb() {
+	local v=${1:-default} kconfig=${2:-} out start=$SECONDS
+	do_source
+	if [ -n "$kconfig" ]; then
+		[ -f "$kconfig" ] || die "KCONFIG $kconfig is not a file"
+		out=$kdir/deb-kconfig
+		deb_config "$kconfig" "$out"
+	else
+		do_config "$v"
+		out=$kdir/$v
+	fi
+	local dest=$build_dir/deb
+	mkdir -p "$dest"
+	rm -f "$kdir"/linux-*.deb "$kdir"/linux-upstream_*
+	log "building Debian packages of the kernel in $out (bindeb-pkg, -j$jobs)"
+	: > "$out/deb.log"
+	# no -dbg package (vmlinux with DWARF): BTF is in the image
+	"$repo/scripts/progress" "kernel: bindeb-pkg" "$out/deb.log" \
+		kmake O="$out" DPKG_FLAGS="-Ppkg.linux-upstream.nokerneldbg" bindeb-pkg ||
+		{ tail -n 30 "$out/deb.log" >&2; die "bindeb-pkg failed; log: $out/deb.log"; }
+	rm -f "$dest"/linux-*.deb
+	mv "$kdir"/linux-*.deb "$dest/"
+	rm -f "$kdir"/linux-upstream_*
+	log "kernel packages in $dest ($((SECONDS - start))s): $(cd "$dest" && echo linux-*.deb)"
+}
+
 case $cmd in
 source) do_source ;;
+deb) do_deb "$@" ;;
 kernel) do_kernel "$@" ;;
 tools) do_tools ;;
 vmlinux-h) do_vmlinux_h "$@" ;;

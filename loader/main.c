@@ -212,6 +212,7 @@ static void usage(FILE *f)
 		   "options:\n"
 		   "  -j, --json     JSON output (errors too: {\"error\": ..., \"errno\": ...})\n"
 		   "  -d, --debug    print libbpf's debug output, and whole verifier logs\n"
+		   "                 (-j and -d may also follow the command, up to a '--')\n"
 		   "  -h, --help     this text\n"
 		   "See iouring-bpf(8).\n", PIN_ROOT_DEFAULT);
 }
@@ -238,22 +239,40 @@ static int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/* the global flag ARG sets (false: ARG is no global flag) */
+static bool global_flag(const char *arg)
+{
+	if (!strcmp(arg, "-j") || !strcmp(arg, "--json"))
+		return json_output = true;
+	if (!strcmp(arg, "-d") || !strcmp(arg, "--debug"))
+		return debug_output = true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	int i, ret;
+	int i, n, ret;
 
-	/* --json anywhere among the global options: usage errors are JSON too */
-	for (i = 1; i < argc && argv[i][0] == '-'; i++)
-		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
-			json_output = true;
+	/*
+	 * -j/--json and -d/--debug may come anywhere up to a "--" (after the
+	 * command too: `ublk add ... --json`); taken out here, so commands
+	 * never see them. First, so usage errors are JSON too.
+	 */
+	for (i = 1, n = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!global_flag(argv[i]))
+			argv[n++] = argv[i];
+	}
+	argc = n;
+	argv[argc] = NULL;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *o = argv[i];
 
-		if (!strcmp(o, "-j") || !strcmp(o, "--json"))
-			json_output = true;
-		else if (!strcmp(o, "-d") || !strcmp(o, "--debug"))
-			debug_output = true;
-		else if (!strcmp(o, "-h") || !strcmp(o, "--help"))
+		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
 			return usage(stdout), 0;
 		else if (!strcmp(o, "-V") || !strcmp(o, "--version"))
 			return print_version(), 0;

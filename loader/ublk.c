@@ -130,11 +130,14 @@ static void list_usage(FILE *f)
 static void del_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s ublk del ID\n\n"
+		"usage: %s ublk del ID [--force]\n\n"
 		"Stop ublk device ID (its I/O in flight completes, new I/O fails) and delete\n"
 		"it. An iouring-bpf daemon is asked to stop it (SIGTERM) and killed if it has\n"
 		"not done so within %d s. Deleting waits, up to %d s, until the daemon closed\n"
-		"/dev/ublkcID. The state file goes too. Works when the daemon was killed.\n",
+		"/dev/ublkcID. The state file goes too. Works when the daemon was killed.\n"
+		"A device another program serves (a live server that is not ours, and no\n"
+		"state file) is refused with EBUSY unless --force is given; its server is\n"
+		"never signalled.\n",
 		prog_name, DEL_WAIT_MS / 1000, DEL_WAIT_MS / 1000);
 }
 
@@ -519,6 +522,9 @@ static int validate_add(const struct add_args *a, struct ublk_conf *c)
 	if (ret)
 		return ret;
 	ret = ublk_state_prepare_dir();
+	if (ret == -ENOTDIR)
+		return fail(ret, "%s is not a directory of uid %d (a symlink, or someone else's): "
+				 "refusing to keep device state there", ublk_state_dir(), (int)geteuid());
 	if (ret)
 		return fail(ret, "creating %s: %s", ublk_state_dir(), strerror(-ret));
 	return 0;
@@ -1113,18 +1119,28 @@ static int cmd_ublk_del(int argc, char **argv)
 	struct iouring_bpf_ublk_dev dev;
 	struct ublk_state st;
 	unsigned long id;
-	bool have_st;
+	bool have_st, force = false;
+	const char *id_arg = NULL;
 	pid_t pid;
-	int ret, pidfd;
+	int ret, pidfd, st_ret;
 
-	if (argc == 1 && is_help(argv[0]))
-		return del_usage(stdout), 0;
-	if (argc != 1)
+	for (int i = 0; i < argc; i++) {
+		if (is_help(argv[i]))
+			return del_usage(stdout), 0;
+		if (!strcmp(argv[i], "--force"))
+			force = true;
+		else if (argv[i][0] == '-' || id_arg)
+			return usage_error(del_usage, "del", "unexpected '%s'", argv[i]);
+		else
+			id_arg = argv[i];
+	}
+	if (!id_arg)
 		return usage_error(del_usage, "del", "one ID expected");
-	if (parse_uint(argv[0], (1U << 20) - 1, &id))
-		return usage_error(del_usage, "del", "'%s' is not a ublk device number", argv[0]);
+	if (parse_uint(id_arg, (1U << 20) - 1, &id))
+		return usage_error(del_usage, "del", "'%s' is not a ublk device number", id_arg);
 
-	have_st = !ublk_state_read(id, &st);
+	st_ret = ublk_state_read(id, &st);
+	have_st = !st_ret;
 	ret = iouring_bpf_ublk_open(&dev, id);
 	if (ret == -ENODEV && have_st && !ublk_pid_alive(st.pid)) {
 		ublk_state_remove(id, 0);
@@ -1142,6 +1158,13 @@ static int cmd_ublk_del(int argc, char **argv)
 	 */
 	pid = dev.info.ublksrv_pid;
 	pidfd = our_daemon_pidfd(pid, id);
+	/* a live server that is not ours, and no record of ours: not our device */
+	if (st_ret == -ENOENT && !force && pidfd < 0 && pid > 0 && ublk_pid_alive(pid)) {
+		iouring_bpf_ublk_close(&dev);
+		return fail(EBUSY, "ublk %lu is served by pid %d, not by iouring-bpf (no state file "
+				   "in %s); not deleting it (--force deletes it anyway)",
+			    id, (int)pid, ublk_state_dir());
+	}
 	if (dev.info.state == UBLK_S_DEV_LIVE && pidfd >= 0) {
 		/* the daemon stops the device itself: we never wait on a hung one */
 		pidfd_kill(pidfd, SIGTERM);

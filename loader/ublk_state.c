@@ -47,10 +47,15 @@ const char *ublk_state_dir(void)
 	return d && *d ? d : UBLK_STATE_DIR_DEFAULT;
 }
 
-/* mkdir -p, 0755 */
+/*
+ * mkdir -p: the parents 0755, the state directory itself 0700 and ours. Its
+ * files name daemons that del signals, so nobody else may write there, and
+ * it must not be a symlink to somewhere else.
+ */
 int ublk_state_prepare_dir(void)
 {
 	char path[PATH_MAX];
+	struct stat st;
 
 	snprintf(path, sizeof(path), "%s", ublk_state_dir());
 	for (char *p = path + 1; ; p++) {
@@ -59,12 +64,19 @@ int ublk_state_prepare_dir(void)
 		char c = *p;
 
 		*p = 0;
-		if (mkdir(path, 0755) && errno != EEXIST)
+		if (mkdir(path, c ? 0755 : 0700) && errno != EEXIST)
 			return -errno;
 		*p = c;
 		if (!c)
 			break;
 	}
+	if (lstat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return -ENOTDIR;
+	/* one made by an older version with 0755 */
+	if ((st.st_mode & 077) && chmod(path, 0700))
+		return -errno;
 	return 0;
 }
 
@@ -124,13 +136,20 @@ int ublk_state_write(const struct ublk_state *s)
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	const struct ublk_conf *c = &s->conf;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, fd;
 
 	ublk_state_path(s->id, NULL, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		return ret;
+	}
 	fprintf(f, "id=%d\ntarget=%s\npid=%d\nqueues=%u\ndepth=%u\nsize=%llu\n", s->id,
 		ublk_target_name(c->target), (int)s->pid, c->queues, c->depth,
 		(unsigned long long)c->dev_bytes);
@@ -161,16 +180,23 @@ int ublk_state_read(int id, struct ublk_state *s)
 					      "policy", "path" };
 	unsigned int seen = 0;
 	char path[PATH_MAX], line[4 * PATH_MAX + 32];
-	int ret = 0;
+	int ret = 0, fd;
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
 	s->id = -1;
 	s->pid = -1;
 	ublk_state_path(id, NULL, path, sizeof(path));
-	f = fopen(path, "r");
-	if (!f)
+	/* a symlink planted in place of a state file is not followed */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	while (!ret && fgets(line, sizeof(line), f)) {
 		char *v = strchr(line, '='), *nl = strchr(line, '\n');
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # harness/runner (host): the runner counts pass/fail/skip, prints TAP and the
-# closing line, filters by prefix, and exits non-zero on a failure.
+# closing line, filters by prefix, and exits non-zero on a failure. Each TAP
+# line ends in the test's duration, the count done and the time elapsed.
 set -u
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,11 +16,13 @@ echo "$out"
 [ $rc != 0 ] || fail "runner exited 0 with failing tests"
 [ "$(echo "$out" | tail -n1)" = "1 passed, 2 failed, 1 skipped" ] || fail "wrong closing line"
 echo "$out" | grep -qx '1..4' || fail "no TAP plan"
-echo "$out" | grep -qx 'ok 1 - a/pass' || fail "pass line"
-echo "$out" | grep -q '^ok 2 - a/skip # SKIP' || fail "skip line"
-echo "$out" | grep -qx 'not ok 3 - b/fail # exit status 1' || fail "fail line"
+# tap N: the end of TAP line N, "[0.1 s, N/4 done, 0:00 elapsed]"
+tap() { echo " \[[0-9]+\.[0-9] s, $1/4 done, [0-9]+:[0-5][0-9] elapsed\]\$"; }
+echo "$out" | grep -qE "^ok 1 - a/pass #$(tap 1)" || fail "pass line"
+echo "$out" | grep -qE "^ok 2 - a/skip # SKIP skipping: no feature$(tap 2)" || fail "skip line"
+echo "$out" | grep -qE "^not ok 3 - b/fail # exit status 1$(tap 3)" || fail "fail line"
 echo "$out" | grep -q '^#   boom' || fail "failure log not shown"
-echo "$out" | grep -qx 'not ok 4 - b/hang # timed out after 1s' || fail "timeout line"
+echo "$out" | grep -qE "^not ok 4 - b/hang # timed out after 1s \[[1-9]\.[0-9] s, 4/4" || fail "timeout line"
 
 out=$(IOURING_BPF_BUILD=$work "$run" --manifest "$work/m.tsv" --no-vm -t a/ 2>&1) ||
 	fail "prefix a/ should pass: $out"

@@ -26,7 +26,7 @@ run_pid=$!
 # as they come, not when the VM is done (our stdout is a file here)
 streamed=
 while kill -0 "$run_pid" 2>/dev/null; do
-	if grep -qx 'ok 1 - t/pass' "$work/out" && ! grep -q ' - t/slow' "$work/out"; then
+	if grep -q '^ok 1 - t/pass # \[' "$work/out" && ! grep -q ' - t/slow' "$work/out"; then
 		streamed=1
 		break
 	fi
@@ -39,10 +39,13 @@ cat "$work/out"
 echo "--- stderr:"
 cat "$work/err"
 [ $rc = 1 ] || fail "the runner exited $rc with a failing test, want 1"
-grep -qx 'ok 1 - t/pass' "$work/out" || fail "no TAP line for the passing VM test"
+# each line ends in "[duration, N/4 done, m:ss elapsed]"
+tap() { echo " \[[0-9]+\.[0-9] s, $1/4 done, [0-9]+:[0-5][0-9] elapsed\]\$"; }
+grep -qE "^ok 1 - t/pass #$(tap 1)" "$work/out" || fail "no TAP line for the passing VM test"
 [ -n "$streamed" ] || fail "t/pass's TAP line did not arrive while the next test ran (held back)"
-grep -qx 'ok 2 - t/slow' "$work/out" || fail "no TAP line for the slow VM test"
-grep -qx 'not ok 3 - t/fail # exit status 1' "$work/out" || fail "no TAP line for the failing VM test"
+grep -qE "^ok 2 - t/slow # \[(4[5-9]|[5-8][0-9])\.[0-9] s, 2/4 done" "$work/out" ||
+	fail "no TAP line for the slow VM test, with its 45 s"
+grep -qE "^not ok 3 - t/fail # exit status 1$(tap 3)" "$work/out" || fail "no TAP line for the failing VM test"
 grep -qx '#   tail-marker-42-from-the-guest' "$work/out" || fail "the failing test's log tail is not shown"
 grep -q '^#   full log: ' "$work/out" || fail "the failing test's log path is not shown"
 grep -qx 'ok 4 - vm/boot-and-dmesg' "$work/out" || fail "no vm/boot-and-dmesg line"

@@ -6,12 +6,16 @@
 #  - what is written through the device (dd, fio with verify) is in the
 #    file at the same offsets, and what is written to the file reads back
 #    through the device (O_DIRECT: no page cache of the device's);
+#  - `iouring-bpf ublk del` refuses the device (EBUSY: another program
+#    serves it) and leaves it and its server alone; with --force it deletes
+#    a second such device;
 #  - SIGTERM: it logs that it stops the device, exits 0, and the device
 #    (block and char) is gone; the file keeps the data.
-# usage: serve_library.sh UBLK_SERVE POLICY.bpf.o     Exit 0 pass, 1 fail, 77 skip.
+# usage: serve_library.sh UBLK_SERVE POLICY.bpf.o TOOL   Exit 0 pass, 1 fail, 77 skip.
 set -u
 T=$(realpath "$1")	# lib.sh's name for the program under test
 P=$(realpath "$2")
+TOOL=$(realpath "$3")
 . "$(dirname "$0")/lib.sh"
 ublk_require
 [ -f "$P" ] || { echo "FAIL: no policy object $P"; exit 1; }
@@ -25,16 +29,20 @@ trap cleanup EXIT
 
 img=$work/disk.img	# $work is on /dev/shm: tmpfs
 truncate -s 64M "$img"
-"$T" "$P" "$img" > "$work/out" 2> "$work/err" &
-spid=$!
-for i in $(seq 600); do
-	[ -s "$work/out" ] && break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.1
-done
+# serve IMG OUT: ublk_serve in the background ($spid), until it printed
+serve() {
+	"$T" "$P" "$1" > "$2" 2> "$2.err" &
+	spid=$!
+	for i in $(seq 600); do
+		[ -s "$2" ] && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+}
+serve "$img" "$work/out"
 dev=$(head -n 1 "$work/out")
 if ! [[ $dev =~ ^/dev/ublkb([0-9]+)$ ]] || ! [ -b "$dev" ]; then
-	bad "ublk_serve printed '$dev', not a live /dev/ublkbN: $(cat "$work/err")"
+	bad "ublk_serve printed '$dev', not a live /dev/ublkbN: $(cat "$work/out.err")"
 	finish
 fi
 id=${BASH_REMATCH[1]}
@@ -70,18 +78,27 @@ fio --name=serve-verify --filename="$img" --allow_file_create=0 --ioengine=psync
 	ok "fio's blocks verify in the file" ||
 	{ cat "$work/file-verify.fio"; bad "fio's blocks do not verify in the file"; }
 
+# the tool leaves a device another program serves alone, unless --force
+out=$("$TOOL" ublk del "$id" 2>&1)
+rc=$?
+[ $rc = 1 ] && [[ $out == *"served by pid $spid, not by iouring-bpf"*"--force"* ]] &&
+	ok "iouring-bpf ublk del refuses it: $out" || bad "iouring-bpf ublk del: exit $rc: $out"
+[ -e "/sys/class/ublk-char/ublkc$id" ] && kill -0 "$spid" 2>/dev/null &&
+	cmp -s "$work/pat" <(dd if="$dev" bs=1M skip=8 count=4 iflag=direct status=none) &&
+	ok "the device and its server are untouched" || bad "the refused del touched ublk $id"
+
 # SIGTERM: the program stops the device, deletes it and exits 0
 kill -TERM "$spid"
 if wait_gone "$spid"; then
 	wait "$spid"
 	rc=$?
 	spid=
-	[ $rc = 0 ] && ok "SIGTERM: exit 0" || bad "SIGTERM: exit $rc: $(cat "$work/err")"
+	[ $rc = 0 ] && ok "SIGTERM: exit 0" || bad "SIGTERM: exit $rc: $(cat "$work/out.err")"
 else
 	bad "SIGTERM: ublk_serve ($spid) still runs 20 s later"
 fi
-grep -q 'Terminated: stopping the device' "$work/err" && ok "SIGTERM: it said so" ||
-	bad "SIGTERM: stderr: $(cat "$work/err")"
+grep -q 'Terminated: stopping the device' "$work/out.err" && ok "SIGTERM: it said so" ||
+	bad "SIGTERM: stderr: $(cat "$work/out.err")"
 for i in $(seq 50); do
 	[ -e "/sys/class/ublk-char/ublkc$id" ] || [ -e "/sys/block/ublkb$id" ] || break
 	sleep 0.1
@@ -91,4 +108,19 @@ done
 [ ! -b "$dev" ] && ok "$dev is gone" || bad "$dev is still there"
 cmp -s "$work/pat" <(dd if="$img" bs=1M skip=8 count=4 status=none) &&
 	ok "the file keeps the data" || bad "the file lost the data written through the device"
+
+# --force: a second server's device is deleted by the tool
+truncate -s 16M "$work/second.img"
+serve "$work/second.img" "$work/out2"
+if [[ $(head -n 1 "$work/out2") =~ ^/dev/ublkb([0-9]+)$ ]]; then
+	id2=${BASH_REMATCH[1]}
+	out=$(timeout 60 "$TOOL" ublk del "$id2" --force 2>&1) &&
+		[ ! -e "/sys/class/ublk-char/ublkc$id2" ] && ok "del $id2 --force: $out" ||
+		bad "del $id2 --force: $out"
+	kill -TERM "$spid" 2>/dev/null
+	wait_gone "$spid" || kill -9 "$spid"
+	spid=
+else
+	bad "a second ublk_serve: $(cat "$work/out2" "$work/out2.err")"
+fi
 finish
