@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# harness/custom-policy-build (host): the commands README.md gives for
+# harness/custom-policy-build (host): the commands the docs give for
 # building your own policy work as written. The test takes them from the
-# README (the fenced blocks after the "custom-policy-build: installed" and
-# "custom-policy-build: build-tree" markers), installs into a scratch prefix,
-# and runs them in a clean environment on two small policies: the README's
-# minimal policy and its ublk null target. Each object must be a BPF object
+# documents (the fenced blocks after the "custom-policy-build: installed" and
+# "custom-policy-build: build-tree" markers in docs/loop-and-library.md, and
+# "custom-policy-build: ublk-null" in docs/ublk.md), installs into a scratch
+# prefix, and runs them in a clean environment on two small policies: the
+# minimal policy and the ublk null target. Each object must be a BPF object
 # holding a sleepable loop_step program and an io_uring_bpf_ops struct_ops
 # map, and the installed build must use only installed files.
 set -euo pipefail
@@ -12,23 +13,33 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 src=$IOURING_BPF_SRC
 build=$IOURING_BPF_BUILD
-readme=$src/README.md
+# where each marked block lives
+readme=$src/docs/loop-and-library.md
+ublk_doc=$src/docs/ublk.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
-# block MARKER: the fenced block that follows the line <!-- custom-policy-build: MARKER ...
+# block MARKER [FILE]: the fenced block that follows the line
+# <!-- custom-policy-build: MARKER ... in FILE (default: $readme); fail if
+# there is none
 block() {
+	local file=${2:-$readme} out
+	out=$(block_of "$1" "$file")
+	[ -n "$out" ] || fail "no block after a custom-policy-build: $1 marker in $file"
+	printf '%s\n' "$out"
+}
+block_of() {
 	awk -v m="<!-- custom-policy-build: $1 " '
 		index($0, m) == 1 { found = 1; next }
 		found && !open && /^```/ { open = 1; next }
 		open && /^```/ { exit }
 		open { print }
 		found && !open && NF { exit }	# prose between marker and block
-	' "$readme"
+	' "$2"
 }
 
-# set_vars SCRIPT NAME=VALUE...: replace the README's "NAME=..." line with
+# set_vars SCRIPT NAME=VALUE...: replace the document's "NAME=..." line with
 # the test's value; each must be there exactly once
 set_vars() {
 	local script=$1 kv name value n
@@ -36,7 +47,7 @@ set_vars() {
 	for kv in "$@"; do
 		name=${kv%%=*} value=${kv#*=}
 		n=$(grep -c "^$name=" "$script" || true)
-		[ "$n" = 1 ] || fail "README block sets $name $n times, want once"
+		[ "$n" = 1 ] || fail "the document's block sets $name $n times, want once"
 		NAME=$name VALUE=$value awk '
 			index($0, ENVIRON["NAME"] "=") == 1 { print ENVIRON["NAME"] "=\"" ENVIRON["VALUE"] "\""; next }
 			{ print }' "$script" > "$script.new"
@@ -60,7 +71,7 @@ check_object() {
 	grep -q "DATASEC '\.struct_ops\.link'" <<< "$btf" || fail "$obj's BTF has no .struct_ops.link datasec"
 }
 
-# run_block MARKER POLICY SOURCE NAME=VALUE...: the README's block, with
+# run_block MARKER POLICY SOURCE NAME=VALUE...: the document's block, with
 # my_policy replaced by POLICY, run in an empty directory holding only
 # POLICY.bpf.c, with a minimal environment (plus CCC_OVERRIDE_OPTIONS, which
 # makes clang write a dependency list without changing the commands)
@@ -70,16 +81,16 @@ run_block() {
 	dir=$tmp/$marker-$policy
 	mkdir -p "$dir"
 	block "$marker" > "$dir/cmds.sh"
-	grep -q '^clang-19 ' "$dir/cmds.sh" || fail "no clang-19 command in the README's $marker block: $(cat "$dir/cmds.sh")"
-	grep -q 'my_policy\.bpf\.c' "$dir/cmds.sh" || fail "the README's $marker block does not build my_policy.bpf.c"
+	grep -q '^clang-19 ' "$dir/cmds.sh" || fail "no clang-19 command in the document's $marker block: $(cat "$dir/cmds.sh")"
+	grep -q 'my_policy\.bpf\.c' "$dir/cmds.sh" || fail "the document's $marker block does not build my_policy.bpf.c"
 	set_vars "$dir/cmds.sh" "$@"
 	sed -i "s/my_policy/$policy/g" "$dir/cmds.sh"
 	cp "$source" "$dir/$policy.bpf.c"
 	echo "--- $marker, $policy:"
 	cat "$dir/cmds.sh"
 	(cd "$dir" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$dir" \
-		CCC_OVERRIDE_OPTIONS=+-MD bash -euo pipefail cmds.sh) || fail "the README's $marker commands failed for $policy"
-	[ -s "$dir/$policy.bpf.o" ] || fail "the README's $marker commands made no $policy.bpf.o"
+		CCC_OVERRIDE_OPTIONS=+-MD bash -euo pipefail cmds.sh) || fail "the document's $marker commands failed for $policy"
+	[ -s "$dir/$policy.bpf.o" ] || fail "the document's $marker commands made no $policy.bpf.o"
 }
 
 policies=("my_policy:$src/examples/minimal/minimal.bpf.c"
@@ -113,13 +124,13 @@ done
 
 # the ublk section repeats the installed commands for ublk_null: they must
 # be the same commands
-block ublk-null > "$tmp/ublk-null.sh"
-grep -q '^clang-19 ' "$tmp/ublk-null.sh" || fail "no clang-19 command in the README's ublk-null block"
+block ublk-null "$ublk_doc" > "$tmp/ublk-null.sh"
+grep -q '^clang-19 ' "$tmp/ublk-null.sh" || fail "no clang-19 command in the document's ublk-null block"
 block installed | sed 's/my_policy/ublk_null/g' > "$tmp/installed-ublk_null.sh"
 while IFS= read -r line; do
 	case $line in "iouring-bpf "*) continue ;; esac
 	grep -qxF -- "$line" "$tmp/installed-ublk_null.sh" ||
-		fail "the README's ublk-null block differs from the installed block: $line"
+		fail "the document's ublk-null block differs from the installed block: $line"
 done < "$tmp/ublk-null.sh"
 
 # 2. from the build tree, without installing

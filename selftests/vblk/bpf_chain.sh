@@ -20,16 +20,16 @@ disk_by_serial() {
 	done
 	return 1
 }
-# README's "From BPF" policy is this example's, as it is in the tree
+# docs/virtio-blk.md's "From BPF" policy is this example's, as it is in the tree
 src=${IOURING_BPF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 readme_policy=$(awk '
 	index($0, "<!-- vblk-bpf-chain: policy ") == 1 { found = 1; next }
 	found && !open && /^```/ { open = 1; next }
 	open && /^```/ { exit }
-	open { print }' "$src/README.md")
+	open { print }' "$src/docs/virtio-blk.md")
 [ -n "$readme_policy" ] && [ "$readme_policy" = "$(cat "$src/examples/vblk_chain/vblk_chain.bpf.c")" ] &&
-	ok "README's policy is examples/vblk_chain/vblk_chain.bpf.c" ||
-	fail "README's From BPF policy differs from examples/vblk_chain/vblk_chain.bpf.c: $(diff <(echo "$readme_policy") "$src/examples/vblk_chain/vblk_chain.bpf.c" | head -5)"
+	ok "docs/virtio-blk.md's policy is examples/vblk_chain/vblk_chain.bpf.c" ||
+	fail "docs/virtio-blk.md's From BPF policy differs from examples/vblk_chain/vblk_chain.bpf.c: $(diff <(echo "$readme_policy") "$src/examples/vblk_chain/vblk_chain.bpf.c" | head -5)"
 
 disk=$(disk_by_serial vblk0) || { echo "FAIL: no virtio-blk disk with serial vblk0"; exit 1; }
 name=${disk#/dev/}

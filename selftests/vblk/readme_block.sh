@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# readme_block.sh README OUT: write README.md's "From C" example (the fenced
-# block after the <!-- vblk-readme-example: ... --> marker) to OUT; fail if
-# there is none, so the build stops rather than test something else.
+# readme_block.sh DOC OUT: write the "From C" example of DOC
+# (docs/virtio-blk.md; the fenced block after the
+# <!-- vblk-readme-example: ... --> marker) to OUT; fail if there is none,
+# so the build stops rather than test something else.
 set -euo pipefail
 readme=$1 out=$2
 awk '

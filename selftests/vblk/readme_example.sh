@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# vblk/readme-example (VM): README.md's "From C" program, built from the
-# README's own text, does what the README says on the vblk0 scratch disk:
+# vblk/readme-example (VM): docs/virtio-blk.md's "From C" program, built
+# from the document's own text, does what it says on the vblk0 scratch disk:
 # it prints "/dev/vdXc0: serial vblk0" on stderr and the 4 KiB at the sector
 # on stdout (random data written there first with O_DIRECT, compared byte
 # for byte); a CQE error (a sector past the end) and a device that is not a

@@ -4,7 +4,7 @@
 # the patched kernel's: the same struct virtblk_uring_cmd layout (sizes and
 # offsets of every field, 32 bytes) and the same constants, compiled once
 # against the patched UAPI headers and once against the system's; and the
-# README's "From C" program and the header (as C11 with -Wall -Wextra
+# "From C" program of docs/virtio-blk.md and the header (as C11 with -Wall -Wextra
 # -Werror, and as C++) compile against the system's headers alone.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -32,9 +32,9 @@ grep -qx "size 32 align 8" "$tmp/kernel.txt" || fail "struct virtblk_uring_cmd i
 diff <(tail -n +2 "$tmp/kernel.txt") <(tail -n +2 "$tmp/system.txt") ||
 	fail "the fallback definitions differ from the kernel's"
 
-"$here/readme_block.sh" "$src/README.md" "$tmp/vblk_read.c" || fail "extracting README's example"
+"$here/readme_block.sh" "$src/docs/virtio-blk.md" "$tmp/vblk_read.c" || fail "extracting docs/virtio-blk.md's example"
 cc "${flags[@]}" "${inc[@]}" -c -o "$tmp/vblk_read.o" "$tmp/vblk_read.c" ||
-	fail "README's example does not compile against the system's headers"
+	fail "docs/virtio-blk.md's example does not compile against the system's headers"
 if command -v c++ > /dev/null; then
 	printf '#include <liburing-bpf.h>\nint main() { return sizeof(struct virtblk_uring_cmd) != 32; }\n' > "$tmp/cxx.cc"
 	c++ -std=c++11 -Wall -Wextra -Werror "${inc[@]}" -o "$tmp/cxx" "$tmp/cxx.cc" &&
@@ -43,4 +43,4 @@ if command -v c++ > /dev/null; then
 		"$tmp/cxx2" || fail "liburing-bpf.h as C++ (patched headers)"
 	echo "liburing-bpf.h compiles as C++ against both"
 fi
-echo "fallback = kernel: layout and constants identical; README's example compiles (C11, system headers)"
+echo "fallback = kernel: layout and constants identical; docs/virtio-blk.md's example compiles (C11, system headers)"
