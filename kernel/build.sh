@@ -87,11 +87,15 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export KBUILD_BUILD_TIMESTAMP='2024-11-17 00:00:00 UTC'
 export KBUILD_BUILD_USER=iouring-bpf KBUILD_BUILD_HOST=build
 
+# the kernel's make; LOCALVERSION set (empty) keeps setlocalversion from
+# appending "+" when the tree happens to sit inside a git checkout
+kmake_cmd() {
+	kmake_argv=(make -C "$src" ARCH=x86_64 LOCALVERSION= CC="ccache gcc" HOSTCC="ccache gcc"
+		    -j"$jobs")
+}
 kmake() {
-	# LOCALVERSION set (empty) keeps setlocalversion from appending "+"
-	# when the tree happens to sit inside a git checkout.
-	make -C "$src" ARCH=x86_64 LOCALVERSION= CC="ccache gcc" \
-		HOSTCC="ccache gcc" -j"$jobs" "$@"
+	kmake_cmd
+	"${kmake_argv[@]}" "$@"
 }
 
 # Series entries: one patch file name per line; blank lines and '#' comments
@@ -228,7 +232,9 @@ do_kernel() {
 	local out=$kdir/$v start=$SECONDS
 	log "building $v kernel in $out (-j$jobs)"
 	: > "$out/build.log"
-	if ! "$repo/scripts/progress" "kernel: building $v" "$out/build.log" kmake O="$out" bzImage; then
+	kmake_cmd
+	if ! "$repo/scripts/progress" "kernel: building $v" "$out/build.log" \
+			"${kmake_argv[@]}" O="$out" bzImage; then
 		grep -E 'error|Error' "$out/build.log" | head -n 40 >&2
 		die "kernel build of variant $v failed; full log: $out/build.log"
 	fi
@@ -323,8 +329,9 @@ do_deb() {
 	log "building Debian packages of the kernel in $out (bindeb-pkg, -j$jobs)"
 	: > "$out/deb.log"
 	# no -dbg package (vmlinux with DWARF): BTF is in the image
+	kmake_cmd
 	"$repo/scripts/progress" "kernel: bindeb-pkg" "$out/deb.log" \
-		kmake O="$out" DPKG_FLAGS="-Ppkg.linux-upstream.nokerneldbg" bindeb-pkg ||
+		"${kmake_argv[@]}" O="$out" DPKG_FLAGS="-Ppkg.linux-upstream.nokerneldbg" bindeb-pkg ||
 		{ tail -n 30 "$out/deb.log" >&2; die "bindeb-pkg failed; log: $out/deb.log"; }
 	rm -f "$dest"/linux-*.deb
 	mv "$kdir"/linux-*.deb "$dest/"

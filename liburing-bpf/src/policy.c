@@ -698,8 +698,13 @@ int iouring_bpf_policy_find(const char *name, char *path, size_t size)
 		if (ret != -ENOENT)
 			return ret;
 	}
+	/*
+	 * A program this library is linked into may be named as it was run
+	 * ("iouring-bpf", found on PATH): its file is /proc/self/exe then.
+	 */
 	if (dladdr((void *)iouring_bpf_policy_find, &info) && info.dli_fname &&
-	    realpath(info.dli_fname, self) && strrchr(self, '/')) {
+	    realpath(strchr(info.dli_fname, '/') ? info.dli_fname : "/proc/self/exe", self) &&
+	    strrchr(self, '/')) {
 		*strrchr(self, '/') = 0;
 		snprintf(dir, sizeof(dir), "%s/iouring-bpf", self);
 		ret = policy_in(dir, name, path, size);
