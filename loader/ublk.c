@@ -388,20 +388,26 @@ static int find_policy(const char *name, char *out)
 	char path[PATH_MAX];
 	int ret;
 
-	if (is_build_tree_binary() && !(env && *env)) {
-		snprintf(path, sizeof(path), "%s/%s", IOURING_BPF_POLICY_BUILD_DIR, name);
-		if (!access(path, R_OK) && realpath(path, out))
-			return refuse_control_char("the policy", path, out);
-		return fail(ENOENT, "the policy %s is not in the build tree's %s (build it: "
-				    "make user-default)", name, IOURING_BPF_POLICY_BUILD_DIR);
+	if (is_build_tree_binary()) {
+		const char *dirs[] = { env && *env ? env : NULL, IOURING_BPF_POLICY_BUILD_DIR };
+
+		for (unsigned int i = 0; i < 2; i++) {
+			if (!dirs[i])
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+			if (!access(path, R_OK) && realpath(path, out))
+				return refuse_control_char("the policy", path, out);
+		}
+		return fail(ENOENT, "the policy %s is in none of: %s%s%s (build it: make user-default)",
+			    name, dirs[0] ? dirs[0] : "", dirs[0] ? ", " : "", dirs[1]);
 	}
 	ret = iouring_bpf_policy_find(name, out, PATH_MAX);
 	if (!ret)
 		return refuse_control_char("the policy", out, out);
-	return fail(-ret, "the policy %s is %s (set IOURING_BPF_POLICY_DIR, or install "
-			  "iouring-bpf's policies: make install)", name,
-		    ret == -ENOENT ? "in neither $IOURING_BPF_POLICY_DIR nor LIBDIR/iouring-bpf" :
-		    strerror(-ret));
+	if (ret == -ENOENT)
+		return fail(ENOENT, "the policy %s is in none of: %s (set IOURING_BPF_POLICY_DIR, or "
+				    "install iouring-bpf's policies: make install)", name, out);
+	return fail(-ret, "looking for the policy %s: %s", name, strerror(-ret));
 }
 
 /*

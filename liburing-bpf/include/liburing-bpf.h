@@ -133,7 +133,8 @@ int iouring_bpf_policy_open(const char *path, struct iouring_bpf_policy **policy
 /*
  * The real path of a ready policy object NAME ("nops.bpf.o") in PATH:
  * $IOURING_BPF_POLICY_DIR first if set, then LIBDIR/iouring-bpf of the
- * install this library belongs to. -ENOENT: in neither.
+ * install this library belongs to. -ENOENT: in neither; PATH then lists the
+ * directories searched, separated by ':'.
  */
 int iouring_bpf_policy_find(const char *name, char *path, size_t size);
 int iouring_bpf_policy_set_global(struct iouring_bpf_policy *policy, const char *name,

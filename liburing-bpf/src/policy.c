@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "liburing-bpf.h"
@@ -684,38 +685,57 @@ static int policy_in(const char *dir, const char *name, char *out, size_t size)
  * program in BINDIR it was linked into), so an install under any prefix
  * works, and then in the directory it was configured for.
  */
+struct policy_search {
+	const char *name;
+	char *path;
+	size_t size;
+	char tried[4 * PATH_MAX];
+};
+
+/* one directory of the search: 0 found, -ENOENT go on, else the error */
+static int policy_search_dir(struct policy_search *ps, const char *dir)
+{
+	size_t len = strlen(ps->tried);
+	struct stat st;
+
+	/* BINDIR/iouring-bpf is the tool, not a directory */
+	if (!dir || !*dir || (!stat(dir, &st) && !S_ISDIR(st.st_mode)))
+		return -ENOENT;
+	snprintf(ps->tried + len, sizeof(ps->tried) - len, "%s%s", len ? ":" : "", dir);
+	return policy_in(dir, ps->name, ps->path, ps->size);
+}
+
 int iouring_bpf_policy_find(const char *name, char *path, size_t size)
 {
+	struct policy_search ps = { .name = name, .path = path, .size = size };
 	char self[PATH_MAX], dir[PATH_MAX + sizeof(IOURING_BPF_POLICY_REL_DIR) + 16];
-	const char *env = getenv("IOURING_BPF_POLICY_DIR");
 	Dl_info info;
 	int ret;
 
 	if (!name || !*name || strchr(name, '/') || !path || !size)
 		return -EINVAL;
-	if (env && *env) {
-		ret = policy_in(env, name, path, size);
-		if (ret != -ENOENT)
-			return ret;
-	}
+	ret = policy_search_dir(&ps, getenv("IOURING_BPF_POLICY_DIR"));
 	/*
 	 * A program this library is linked into may be named as it was run
 	 * ("iouring-bpf", found on PATH): its file is /proc/self/exe then.
 	 */
-	if (dladdr((void *)iouring_bpf_policy_find, &info) && info.dli_fname &&
+	if (ret == -ENOENT && dladdr((void *)iouring_bpf_policy_find, &info) && info.dli_fname &&
 	    realpath(strchr(info.dli_fname, '/') ? info.dli_fname : "/proc/self/exe", self) &&
 	    strrchr(self, '/')) {
 		*strrchr(self, '/') = 0;
 		snprintf(dir, sizeof(dir), "%s/iouring-bpf", self);
-		ret = policy_in(dir, name, path, size);
-		if (ret != -ENOENT)
-			return ret;
-		if (IOURING_BPF_POLICY_REL_DIR[0]) {
+		ret = policy_search_dir(&ps, dir);
+		if (ret == -ENOENT && IOURING_BPF_POLICY_REL_DIR[0]) {
 			snprintf(dir, sizeof(dir), "%s/%s", self, IOURING_BPF_POLICY_REL_DIR);
-			ret = policy_in(dir, name, path, size);
-			if (ret != -ENOENT)
-				return ret;
+			if (realpath(dir, self))
+				ret = policy_search_dir(&ps, self);
 		}
 	}
-	return policy_in(IOURING_BPF_POLICY_INSTALL_DIR, name, path, size);
+	if (ret == -ENOENT && (!realpath(IOURING_BPF_POLICY_INSTALL_DIR, self) ||
+			       !strstr(ps.tried, self)))
+		ret = policy_search_dir(&ps, IOURING_BPF_POLICY_INSTALL_DIR);
+	/* not found: PATH says where it was looked for */
+	if (ret == -ENOENT)
+		snprintf(path, size, "%s", ps.tried);
+	return ret;
 }

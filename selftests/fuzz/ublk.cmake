@@ -1,4 +1,4 @@
-# fuzz/ublk-ctrl and fuzz/ublk-io (issue 15): ublk's control commands, and a
+# fuzz/ublk-ctrl and fuzz/ublk-io: ublk's control commands, and a
 # misbehaving server's I/O commands under O_DIRECT I/O, in raw UAPI through
 # the distribution's liburing and the patched kernel's headers (as
 # ublk/mainline_zc.c does)

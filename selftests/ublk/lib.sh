@@ -23,7 +23,8 @@ ublk_remember() {
 ublk_cleanup() {
 	local id
 	for id in "${ublk_ids[@]}" $(cat "$work/ublk_ids" 2>/dev/null); do
-		[ -e "/sys/class/ublk-char/ublkc$id" ] && "$T" ublk del "$id" > /dev/null 2>&1
+		# --force: a test may have remembered another program's device
+		[ -e "/sys/class/ublk-char/ublkc$id" ] && "$T" ublk del "$id" --force > /dev/null 2>&1
 	done
 	cd /
 	rm -rf "$work"

@@ -164,13 +164,14 @@ flags_check() {
 		bad "$name: the server's FLAGS '$s' differ from GET_DEV_INFO's '$f'"
 }
 
-# srv_stop NAME HOW: del (our tool's 'ublk del') or term (SIGTERM to the
-# server: it stops the device and deletes it through the crate); the server
-# exits 0 within 20 s, the device is gone
+# srv_stop NAME HOW: del (our tool's 'ublk del --force', as the device is
+# another program's) or term (SIGTERM to the server: it stops the device
+# and deletes it through the crate); the server exits 0 within 20 s, the
+# device is gone
 srv_stop() {
 	local name=$1 how=$2 out i
 	if [ "$how" = del ]; then
-		out=$(timeout 60 "$T" ublk del "$srv_id" 2>&1) && ok "$name: $out" ||
+		out=$(timeout 60 "$T" ublk del "$srv_id" --force 2>&1) && ok "$name: $out" ||
 			bad "$name: ublk del $srv_id: $out"
 	else
 		kill -TERM "$srv_child"

@@ -44,7 +44,7 @@
  *       --fail-middle: the data step of any request touching --fail-sector
  *       (default 2048) asks for more bytes than the request has (-EFAULT).
  *       --never-commit: fetch requests but never commit them.
- *       Review reproducers (issue 12), each armed for the first READ
+ *       Review reproducers, each armed for the first READ
  *       that starts exactly at sector S (loop target), printing one line
  *       "probe NAME res R want W ok|FAIL" per check:
  *       --keep-buf S --keep-buf-then close|exit: REGISTER_IO_BUF, READ_FIXED,

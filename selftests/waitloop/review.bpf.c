@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * loop_step programs that reproduce the loop defects a review found
- * (issue 12): a program that never waits, waits with extreme timeouts, an
+ * loop_step programs that reproduce the loop defects a review found: a
+ * program that never waits, waits with extreme timeouts, an
  * output flag handed back as input, and a program attached while another
  * one's loop slept.
  */

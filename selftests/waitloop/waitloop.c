@@ -1112,7 +1112,7 @@ out:
 	return status;
 }
 
-/* ---- reproducers for the loop defects of issue 12 */
+/* ---- reproducers for loop defects a review found */
 
 static double now_s(void)
 {
