@@ -671,20 +671,13 @@ static int policy_in(const char *dir, const char *name, char *out, size_t size)
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if (access(path, R_OK) || !realpath(path, real))
-		/* BINDIR/iouring-bpf is the tool, not a directory */
-		return errno == ENOTDIR ? -ENOENT : -errno;
+		return -errno;
 	if (strlen(real) >= size)
 		return -ENAMETOOLONG;
 	strcpy(out, real);
 	return 0;
 }
 
-/*
- * Installed policies live in LIBDIR/iouring-bpf. The library finds them
- * relative to the file it was loaded from (a shared object in LIBDIR, or a
- * program in BINDIR it was linked into), so an install under any prefix
- * works, and then in the directory it was configured for.
- */
 struct policy_search {
 	const char *name;
 	char *path;
@@ -705,6 +698,12 @@ static int policy_search_dir(struct policy_search *ps, const char *dir)
 	return policy_in(dir, ps->name, ps->path, ps->size);
 }
 
+/*
+ * Installed policies live in LIBDIR/iouring-bpf. The library finds them
+ * relative to the file it was loaded from (a shared object in LIBDIR, or a
+ * program in BINDIR it was linked into), so an install under any prefix
+ * works, and then in the directory it was configured for.
+ */
 int iouring_bpf_policy_find(const char *name, char *path, size_t size)
 {
 	struct policy_search ps = { .name = name, .path = path, .size = size };
