@@ -13,7 +13,7 @@ kbuild := kernel/build.sh --build-dir $(abs_build)
 
 # kernel-% and user-% are pattern rules, which make never applies to .PHONY
 # targets; FORCE makes them always run instead (the scripts are incremental).
-.PHONY: all help preflight deps source tools user check check-all check-host fuzz soak demo bench install shell deb clean distclean FORCE
+.PHONY: all help preflight deps source tools user check check-all check-host bpf-baseline fuzz soak demo bench install shell deb clean distclean FORCE
 FORCE:
 
 all: user-$(DEMO_VARIANT)
@@ -24,6 +24,8 @@ help:
 	@echo "                   debug (KASAN + lockdep) kernel; the tests listed as full-only are left out"
 	@echo "make check-all [T=p/]  the same with every test (selftests/README.md)"
 	@echo "make check-host    host tests only"
+	@echo "make bpf-baseline [UPDATE=1]  the kernel's BPF selftests (test_progs) on the tree with and"
+	@echo "                   without the series; UPDATE=1 rewrites selftests/kernel/bpf-regression.list"
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
 	@echo "make soak [MINUTES=10]   ublk kill/delete soak under fio verify for MINUTES"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
@@ -72,10 +74,18 @@ user-%: kernel-% tools FORCE
 
 user: user-$(DEMO_VARIANT)
 
-check: user-$(CHECK_VARIANT)
+# the kernel's BPF selftest runner (test_progs) from the patched tree
+bpf-selftests-%: kernel-% FORCE
+	@$(kbuild) bpf-selftests $*
+
+# the kernel's BPF selftests with and without the series (scripts/bpf-baseline)
+bpf-baseline: FORCE
+	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline --variant $(CHECK_VARIANT) $(if $(UPDATE),--update)
+
+check: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT)
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --ci $(if $(T),-t $(T))
 
-check-all: user-$(CHECK_VARIANT)
+check-all: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT)
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) $(if $(T),-t $(T))
 
 check-host: user-$(CHECK_VARIANT)

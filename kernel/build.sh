@@ -34,6 +34,13 @@ commands:
   vmlinux-h VARIANT OUT
                       write OUT from VARIANT's vmlinux BTF (only if changed)
   release VARIANT     print the kernel release string of a built VARIANT
+  bpf-selftests VARIANT
+                      build the kernel's BPF selftest runner (test_progs of
+                      tools/testing/selftests/bpf) against VARIANT's vmlinux
+                      into BUILD/kernel/VARIANT-bpf-selftests/out; programs
+                      this configuration cannot compile (e.g. cgroup tests
+                      without CONFIG_CGROUPS) are left out with the tests
+                      that use them, listed in .../dropped
   deb VARIANT [KCONFIG]
                       Debian packages of VARIANT's kernel (the kernel's own
                       bindeb-pkg) into BUILD/deb; with KCONFIG, of a kernel
@@ -282,6 +289,93 @@ do_vmlinux_h() {
 	fi
 }
 
+# shadow FROM TO PATH: TO mirrors FROM through symlinks, except that PATH
+# (relative, e.g. tools/testing/selftests/bpf) is a tree of real directories
+# whose files link to FROM's: a build may add, remove or generate files
+# there without touching FROM
+shadow() {
+	local from=$1 to=$2 keep=$3 first=${3%%/*} e name
+	mkdir -p "$to"
+	for e in "$from"/* "$from"/.[!.]*; do
+		[ -e "$e" ] || [ -L "$e" ] || continue
+		name=${e##*/}
+		if [ "$name" != "$first" ]; then
+			ln -s "$e" "$to/$name"
+		elif [ "$keep" = "$first" ]; then
+			cp -rs "$e" "$to/$name"
+		else
+			shadow "$e" "$to/$name" "${keep#*/}"
+		fi
+	done
+}
+
+# The kernel's own BPF selftest runner, built out of tree from a shadow of
+# the source, against VARIANT's BTF. The BPF programs of tests that need
+# kernel parts our small configurations lack do not compile; they are
+# dropped with the prog_tests that include their skeletons, and whatever is
+# dropped is listed. A test the regression list names and the build dropped
+# shows up as not run (selftests/kernel/bpf_selftests.sh fails on that).
+do_bpf_selftests() {
+	local v=${1:?variant required}
+	local vmlinux=$kdir/$v/vmlinux base=$kdir/$v-bpf-selftests
+	local tree=$base/src out=$base/out stamp round name f t
+	[ -f "$vmlinux" ] || die "$vmlinux not built; run: kernel/build.sh kernel $v"
+	stamp="$(cat "$kdir/src.stamp") $(sha256sum < "$vmlinux" | cut -c1-16)"
+	if [ -x "$out/test_progs" ] && [ "$(cat "$base/stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	rm -rf "$tree" "$out" "$base/stamp"
+	mkdir -p "$out"
+	shadow "$src" "$tree" tools/testing/selftests/bpf
+	local sdir=$tree/tools/testing/selftests/bpf
+	: > "$base/dropped"
+	for round in 1 2 3 4; do
+		# the compiler's dependency files name lskel/subskel headers by
+		# their base name, which the Makefile has no rule for: a second
+		# make in the same OUTPUT must not read them
+		rm -f "$sdir/prog_tests/tests.h" "$out"/*.test.d
+		: > "$base/build.log"
+		if PATH=/usr/lib/llvm-19/bin:$PATH "$repo/scripts/progress" \
+			"kernel: building test_progs for $v (round $round)" "$base/build.log" \
+			make -k -C "$sdir" -j"$jobs" OUTPUT="$out" VMLINUX_BTF="$vmlinux" \
+			TRUNNER_EXTRA_FILES= "$out/test_progs"; then
+			echo "$stamp" > "$base/stamp"
+			log "test_progs for $v: $out/test_progs ($(grep -c . "$base/dropped") file(s) left out: $base/dropped)"
+			return 0
+		fi
+		local failed=()
+		mapfile -t failed < <(sed -n "s|^make: \*\*\* \[Makefile:[0-9]*: $out/\([^]]*\)\] Error.*|\1|p" "$base/build.log" | sort -u)
+		[ ${#failed[@]} -gt 0 ] || {
+			grep -E 'error|Error' "$base/build.log" | head -n 20 >&2
+			die "test_progs build for $v failed and names no target to leave out; log: $base/build.log"
+		}
+		for f in "${failed[@]}"; do
+			# the series' own tests must build: never drop one of those
+			name=${f%%.*}
+			if grep -qE "^tools/testing/selftests/bpf/(progs|prog_tests)/$name\.c\$" "$kdir/src.files"; then
+				grep -E 'error' "$base/build.log" | head -n 20 >&2
+				die "$f, from a file of the series, does not build; log: $base/build.log"
+			fi
+			case $f in
+			*.bpf.o|*.skel.h|*.lskel.h)
+				name=${f%%.*}
+				rm -f "$sdir/progs/$name.c"
+				echo "progs/$name.c (does not compile against this vmlinux)" >> "$base/dropped"
+				for t in $(grep -lE "[\"/]$name\.(l|sub)?skel\.h\"" "$sdir"/prog_tests/*.c || true); do
+					rm -f "$t"
+					echo "prog_tests/${t##*/} (uses $name)" >> "$base/dropped"
+				done ;;
+			*.test.o)
+				rm -f "$sdir/prog_tests/${f%.test.o}.c"
+				echo "prog_tests/${f%.test.o}.c (does not compile)" >> "$base/dropped" ;;
+			*)
+				die "test_progs build for $v failed at $f; log: $base/build.log" ;;
+			esac
+		done
+	done
+	die "test_progs build for $v still fails after 4 rounds; log: $base/build.log"
+}
+
 # deb_config KCONFIG OUT: OUT/.config from the user's KCONFIG plus our
 # base and default fragments; our options the result lost are reported,
 # one line each, and listed in OUT/lost-options (the build goes on: the
@@ -345,6 +439,7 @@ deb) do_deb "$@" ;;
 kernel) do_kernel "$@" ;;
 tools) do_tools ;;
 vmlinux-h) do_vmlinux_h "$@" ;;
+bpf-selftests) do_source; do_bpf_selftests "$@" ;;
 release)
 	[ -f "$kdir/${1:?variant required}/.config" ] || die "variant $1 is not configured"
 	kmake -s O="$kdir/$1" kernelrelease ;;

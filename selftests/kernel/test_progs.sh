@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# kernel/bpf-series and kernel/bpf-regression (VM): the kernel's own BPF
+# selftest runner, test_progs, built from the patched tree against this
+# kernel (kernel/build.sh bpf-selftests).
+#
+#   series      the series' own tests in tools/testing/selftests/bpf
+#               (io_uring_bpf_ops, ublk_bpf_ops and their _verifier tests),
+#               every one OK.
+#   regression  the kernel's BPF tests that pass on the same tree and
+#               configuration without the series
+#               (selftests/kernel/bpf-regression.list), every one OK.
+#
+# Each name of the list must be reported OK: a FAIL, a SKIP or a name
+# test_progs did not run at all fails the test.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mode=${1:-}
+out=${IOURING_BPF_TEST_PROGS_DIR:-$IOURING_BPF_BUILD/kernel/$IOURING_BPF_VARIANT-bpf-selftests/out}
+log=${IOURING_BPF_TEST_LOG_DIR:-/tmp}/test_progs-$mode.log
+
+case $mode in
+series) list=$(mktemp); printf '%s\n' io_uring_bpf_ops io_uring_bpf_ops_verifier \
+	ublk_bpf_ops ublk_bpf_ops_verifier > "$list" ;;
+regression) list=$here/bpf-regression.list ;;
+*) echo "usage: $0 series|regression" >&2; exit 2 ;;
+esac
+
+[ -x "$out/test_progs" ] || {
+	echo "FAIL: $out/test_progs is missing: make check builds it (kernel/build.sh bpf-selftests $IOURING_BPF_VARIANT)"
+	exit 1
+}
+mapfile -t want < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$list")
+[ ${#want[@]} -gt 0 ] || { echo "FAIL: $list names no test"; exit 1; }
+
+# test_progs finds its BPF objects and helpers in its own directory. A
+# test that hangs is bounded by the runner's timeout for this test.
+echo "running $out/test_progs on ${#want[@]} name(s) of $list"
+(cd "$out" && ./test_progs -a "@$list") > "$log" 2>&1
+rc=$?
+summary=$(grep -E '^Summary:' "$log" | tail -n1)
+echo "test_progs exit $rc; ${summary:-no summary line}"
+grep -E '^#[0-9]+(/[0-9]+)?[[:space:]]' "$log"
+
+# result lines: "#12      name:OK", "#12/3    name/sub:FAIL"
+declare -A result
+while read -r name res; do
+	result[$name]=$res
+done < <(sed -n -E 's/^#[0-9]+(\/[0-9]+)?[[:space:]]+([^:]+):(OK|FAIL|SKIP)$/\2 \3/p' "$log")
+
+fail=0 ok=0
+for name in "${want[@]}"; do
+	case ${result[$name]:-missing} in
+	OK) ok=$((ok + 1)) ;;
+	missing)
+		echo "FAIL: $name did not run (not built for this kernel? see kernel/build.sh bpf-selftests' dropped list)"
+		fail=1 ;;
+	*)
+		echo "FAIL: $name: ${result[$name]}"
+		fail=1 ;;
+	esac
+done
+if [ $fail = 1 ] || [ $rc != 0 ]; then
+	[ $rc = 0 ] || echo "FAIL: test_progs exited $rc"
+	# test_progs prints the log of every test that failed
+	echo "--- $log"
+	cat "$log"
+	exit 1
+fi
+echo "$ok of ${#want[@]} listed tests OK"
+exit 0
