@@ -43,9 +43,9 @@ grep -E '^#[0-9]+(/[0-9]+)?[[:space:]]' "$log"
 
 # result lines: "#12      name:OK", "#12/3    name/sub:FAIL"
 declare -A result
-while read -r name res; do
+while IFS=$'\t' read -r name res; do
 	result[$name]=$res
-done < <(sed -n -E 's/^#[0-9]+(\/[0-9]+)?[[:space:]]+([^:]+):(OK|FAIL|SKIP)$/\2 \3/p' "$log")
+done < <(sed -n -E 's/^#[0-9]+(\/[0-9]+)?[[:space:]]+(.+):(OK|FAIL|SKIP)( \(SKIP: [0-9]+\/[0-9]+\))?$/\2\t\3/p' "$log")
 
 fail=0 ok=0
 for name in "${want[@]}"; do
