@@ -11,7 +11,8 @@
 #               (selftests/kernel/bpf-regression.list), every one OK.
 #
 # Each name of the list must be reported OK: a FAIL, a SKIP or a name
-# test_progs did not run at all fails the test.
+# test_progs did not run at all fails the test. IOURING_BPF_REGRESSION_LIST
+# names another list (to see the check fail on a test that fails here).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=${1:-}
@@ -21,7 +22,7 @@ log=${IOURING_BPF_TEST_LOG_DIR:-/tmp}/test_progs-$mode.log
 case $mode in
 series) list=$(mktemp); printf '%s\n' io_uring_bpf_ops io_uring_bpf_ops_verifier \
 	ublk_bpf_ops ublk_bpf_ops_verifier > "$list" ;;
-regression) list=$here/bpf-regression.list ;;
+regression) list=${IOURING_BPF_REGRESSION_LIST:-$here/bpf-regression.list} ;;
 *) echo "usage: $0 series|regression" >&2; exit 2 ;;
 esac
 
