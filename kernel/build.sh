@@ -38,8 +38,8 @@ commands:
                       build the kernel's BPF selftest runner (test_progs of
                       tools/testing/selftests/bpf) against VARIANT's vmlinux
                       into BUILD/kernel/VARIANT-bpf-selftests/out; programs
-                      this configuration cannot compile (e.g. cgroup tests
-                      without CONFIG_CGROUPS) are left out with the tests
+                      this configuration cannot compile (e.g. netfilter or
+                      MPTCP tests) are left out with the tests
                       that use them, listed in .../dropped
   deb VARIANT [KCONFIG]
                       Debian packages of VARIANT's kernel (the kernel's own
