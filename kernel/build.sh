@@ -314,7 +314,7 @@ shadow() {
 # kernel parts our small configurations lack do not compile; they are
 # dropped with the prog_tests that include their skeletons, and whatever is
 # dropped is listed. A test the regression list names and the build dropped
-# shows up as not run (selftests/kernel/bpf_selftests.sh fails on that).
+# shows up as not run (selftests/kernel/test_progs.sh fails on that).
 do_bpf_selftests() {
 	local v=${1:?variant required}
 	local vmlinux=$kdir/$v/vmlinux base=$kdir/$v-bpf-selftests
@@ -358,7 +358,6 @@ do_bpf_selftests() {
 			fi
 			case $f in
 			*.bpf.o|*.skel.h|*.lskel.h)
-				name=${f%%.*}
 				rm -f "$sdir/progs/$name.c"
 				echo "progs/$name.c (does not compile against this vmlinux)" >> "$base/dropped"
 				for t in $(grep -lE "[\"/]$name\.(l|sub)?skel\.h\"" "$sdir"/prog_tests/*.c || true); do

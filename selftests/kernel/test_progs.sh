@@ -42,11 +42,10 @@ summary=$(grep -E '^Summary:' "$log" | tail -n1)
 echo "test_progs exit $rc; ${summary:-no summary line}"
 grep -E '^#[0-9]+(/[0-9]+)?[[:space:]]' "$log"
 
-# result lines: "#12      name:OK", "#12/3    name/sub:FAIL"
 declare -A result
 while IFS=$'\t' read -r name res; do
 	result[$name]=$res
-done < <(sed -n -E 's/^#[0-9]+(\/[0-9]+)?[[:space:]]+(.+):(OK|FAIL|SKIP)( \(SKIP: [0-9]+\/[0-9]+\))?$/\2\t\3/p' "$log")
+done < <("$here/../../scripts/test-progs-results" "$log")
 
 fail=0 ok=0
 for name in "${want[@]}"; do
