@@ -242,7 +242,7 @@ do_kernel() {
 	kmake_cmd
 	if ! "$repo/scripts/progress" "kernel: building $v" "$out/build.log" \
 			"${kmake_argv[@]}" O="$out" bzImage; then
-		grep -E 'error|Error' "$out/build.log" | head -n 40 >&2
+		grep -m 40 -E 'error|Error' "$out/build.log" >&2
 		die "kernel build of variant $v failed; full log: $out/build.log"
 	fi
 	log "built $(kmake -s O="$out" kernelrelease) ($v) in $((SECONDS - start))s"
@@ -274,7 +274,7 @@ do_tools() {
 		INSTALL_HDR_PATH="$tools/root" headers_install > "$tools/headers.log" 2>&1 ||
 		die "headers_install failed; log: $tools/headers.log"
 	echo "$stamp" > "$tools/tools.stamp"
-	log "tools ready: $("$tools/bin/bpftool" version | head -n1)"
+	log "tools ready: $("$tools/bin/bpftool" version | sed -n 1p)"
 }
 
 do_vmlinux_h() {
@@ -344,16 +344,17 @@ do_bpf_selftests() {
 			return 0
 		fi
 		local failed=()
-		mapfile -t failed < <(sed -n "s|^make: \*\*\* \[Makefile:[0-9]*: $out/\([^]]*\)\] Error.*|\1|p" "$base/build.log" | sort -u)
+		# make names itself make[N] when run under another make (make check)
+		mapfile -t failed < <(sed -nE "s|^make(\[[0-9]+\])?: \*\*\* \[Makefile:[0-9]+: $out/([^]]*)\] Error.*|\2|p" "$base/build.log" | sort -u)
 		[ ${#failed[@]} -gt 0 ] || {
-			grep -E 'error|Error' "$base/build.log" | head -n 20 >&2
+			grep -m 20 -E 'error|Error' "$base/build.log" >&2
 			die "test_progs build for $v failed and names no target to leave out; log: $base/build.log"
 		}
 		for f in "${failed[@]}"; do
 			# the series' own tests must build: never drop one of those
 			name=${f%%.*}
 			if grep -qE "^tools/testing/selftests/bpf/(progs|prog_tests)/$name\.c\$" "$kdir/src.files"; then
-				grep -E 'error' "$base/build.log" | head -n 20 >&2
+				grep -m 20 -E 'error' "$base/build.log" >&2
 				die "$f, from a file of the series, does not build; log: $base/build.log"
 			fi
 			case $f in
