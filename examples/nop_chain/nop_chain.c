@@ -10,20 +10,12 @@
  *           and the same step in a non-sleepable program, which the loop
  *           calls through its struct_ops trampoline every step)
  *
- * Where the kernel has kernel.io_uring_loop_lock_steps (kernel patch 38
- * keeps uring_lock across steps, and patch 40 the program's RCU section and
- * disabled migration too), BPF-0 and BPF-1 also run with it set to 1: the
- * loop lets go of both after every step, as a trampoline does. The
- * change's before and after, from the same boot. Needs root; the setting is
- * put back.
- *
  * Same N for each, interleaved rounds, medians. Prints a table and writes
  * JSON: {"n", "rounds", "link2_ms", "bpf1_ms", "bpf8_ms", "speedup_bpf1",
  * "speedup_bpf8", "step_ns" (BPF-0's cost of one empty loop step),
  * "link2_ns", "bpf1_ns", "bpf8_ns" (per NOP), "link2_enters_per_nop",
  * "bpf_enters_per_nop", "step_ns_trampoline" (the empty step through the
- * trampoline), and with the knob "lock_steps", "step_ns_lock_every_step",
- * "bpf1_ns_lock_every_step"}. Run it on one CPU (make bench does, in the VM).
+ * trampoline)}. Run it on one CPU (make bench does, in the VM).
  */
 #define _GNU_SOURCE
 #include <bpf/libbpf.h>
@@ -169,36 +161,6 @@ static void trampoline_free(struct trampoline_variant *v)
 	iouring_bpf_ring_exit(&v->ring);
 }
 
-#define LOCK_STEPS_PATH "/proc/sys/kernel/io_uring_loop_lock_steps"
-
-/* kernel.io_uring_loop_lock_steps, or -errno without the knob */
-static int lock_steps_get(void)
-{
-	FILE *f = fopen(LOCK_STEPS_PATH, "r");
-	int v;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -EIO;
-	fclose(f);
-	return v;
-}
-
-static int lock_steps_set(int v)
-{
-	FILE *f = fopen(LOCK_STEPS_PATH, "w");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	if (fprintf(f, "%d\n", v) < 0)
-		ret = -EIO;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 static void bpf_variant_free(struct bpf_variant *v)
 {
 	bpf_link__destroy(v->link);
@@ -288,11 +250,8 @@ int main(int argc, char **argv)
 	if (only)
 		return run_only(only, n, rounds);
 
-	double t_link[100], t_b0[100], t_b1[100], t_b8[100], t_b0_every[100], t_b1_every[100];
+	double t_link[100], t_b0[100], t_b1[100], t_b8[100];
 	double t_b0t[100];
-	/* the knob and whether we may set it: then both ways, same boot */
-	int lock_steps = lock_steps_get();
-	bool compare_lock = lock_steps > 1 && !lock_steps_set(lock_steps);
 	int ret = io_uring_queue_init(16, &link_ring, IORING_SETUP_SINGLE_ISSUER |
 							IORING_SETUP_DEFER_TASKRUN);
 	if (ret) {
@@ -310,20 +269,6 @@ int main(int argc, char **argv)
 		t_b1[r] = run_bpf(&bpf1, n);
 		t_b8[r] = run_bpf(&bpf8, n);
 		t_b0t[r] = run_trampoline(&bpf0t, n);
-		if (compare_lock) {
-			if (lock_steps_set(1)) {
-				fprintf(stderr, "nop_chain: %s: %s\n", LOCK_STEPS_PATH, strerror(errno));
-				goto out;
-			}
-			t_b0_every[r] = run_bpf(&bpf0, n);
-			t_b1_every[r] = run_bpf(&bpf1, n);
-			if (lock_steps_set(lock_steps))
-				goto out;
-			if (t_b0_every[r] < 0 || t_b1_every[r] < 0) {
-				fprintf(stderr, "nop_chain: round %d failed with lock steps 1\n", r);
-				goto out;
-			}
-		}
 		if (t_link[r] < 0 || t_b0[r] < 0 || t_b1[r] < 0 || t_b8[r] < 0 || t_b0t[r] < 0) {
 			fprintf(stderr, "nop_chain: round %d failed (%.0f %.0f %.0f)\n", r,
 				t_link[r], t_b1[r], t_b8[r]);
@@ -343,19 +288,6 @@ int main(int argc, char **argv)
 	printf("  (BPF-0 non-sleepable, through its trampoline every step: %.1f ns, %.2fx)\n",
 	       b0t * 1e6 / n, b0t / b0);
 
-	double b0e = 0, b1e = 0;
-
-	if (compare_lock) {
-		b0e = bench_median(t_b0_every, rounds);
-		b1e = bench_median(t_b1_every, rounds);
-		printf("  uring_lock and the program's section left every %d steps (now) vs every step:\n",
-		       lock_steps);
-		printf("    BPF-0 step %8.1f ns vs %8.1f ns  (%.2fx)\n", b0 * 1e6 / n,
-		       b0e * 1e6 / n, b0e / b0);
-		printf("    BPF-1 NOP  %8.1f ns vs %8.1f ns  (%.2fx)\n", b1 * 1e6 / n,
-		       b1e * 1e6 / n, b1e / b1);
-	}
-
 	if (json) {
 		FILE *f = fopen(json, "w");
 
@@ -370,10 +302,6 @@ int main(int argc, char **argv)
 			   "\"bpf_enters_per_nop\": %.8f, \"step_ns_trampoline\": %.2f",
 			n, rounds, link2, b1, b8, link2 / b1, link2 / b8, b0 * 1e6 / n,
 			link2 * 1e6 / n, b1 * 1e6 / n, b8 * 1e6 / n, 1.0 / n, b0t * 1e6 / n);
-		if (compare_lock)
-			fprintf(f, ", \"lock_steps\": %d, \"step_ns_lock_every_step\": %.2f, "
-				   "\"bpf1_ns_lock_every_step\": %.2f", lock_steps, b0e * 1e6 / n,
-				b1e * 1e6 / n);
 		fprintf(f, "}\n");
 		fclose(f);
 	}

@@ -26,6 +26,18 @@ IOURING_BPF_STEP(spin)
 IOURING_BPF_OPS(spin_ops, spin);
 
 /*
+ * --- gp_probe: attached to a tracepoint and detached again by user space.
+ * Detaching a BPF program from a perf event waits for an RCU tasks-trace
+ * grace period (perf_event_detach_bpf_prog()), so the detach time measures
+ * one. It never needs to run.
+ */
+SEC("tp/syscalls/sys_enter_getppid")
+int gp_probe(void *ctx)
+{
+	return 0;
+}
+
+/*
  * --- far_timeout: read from a pipe that user space writes to later, with
  * a timeout so far away it must never expire first
  */

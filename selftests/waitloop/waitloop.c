@@ -1222,6 +1222,117 @@ out:
 	return status;
 }
 
+#define GP_ROUNDS 9
+
+/* ms one tracepoint detach takes: an RCU tasks-trace grace period */
+static double tasks_trace_gp_ms(struct bpf_program *prog)
+{
+	struct bpf_link *link = bpf_program__attach(prog);
+	double t;
+
+	if (!link)
+		return -1;
+	t = now_s();
+	bpf_link__destroy(link);
+	return (now_s() - t) * 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_ms(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+struct gp_probe {
+	struct review *skel;
+	double ms[GP_ROUNDS];
+	__u64 steps_before, steps_after;
+	int failed;
+};
+
+/* While the loop spins: grace periods, then stop the program. */
+static void *measure_gp(void *arg)
+{
+	struct gp_probe *g = arg;
+	volatile __u64 *steps = &g->skel->bss->spin_steps;
+
+	while (*steps < 1000)
+		usleep(1000);
+	g->steps_before = *steps;
+	for (int i = 0; i < GP_ROUNDS && !g->failed; i++) {
+		g->ms[i] = tasks_trace_gp_ms(g->skel->progs.gp_probe);
+		g->failed = g->ms[i] < 0;
+	}
+	g->steps_after = *steps;
+	g->skel->bss->spin_stop = 1;
+	return NULL;
+}
+
+/*
+ * A sleepable program runs inside an RCU tasks-trace read section, and the
+ * loop keeps that section across a few steps (kernel patches 38 and 40).
+ * Bounded as it is, a grace period waits at most a few steps for a loop that
+ * never sleeps: synchronize_rcu_tasks_trace() takes no more than twice as
+ * long while such a loop spins as when nothing runs, in the same boot.
+ */
+static int test_tasks_trace_latency(void)
+{
+	struct iouring_bpf_ring r;
+	struct bpf_link *link = NULL;
+	struct gp_probe g = { 0 };
+	double idle[GP_ROUNDS], idle_ms, busy_ms;
+	pthread_t t;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
+		return KSFT_FAIL;
+	g.skel = review_load(&r);
+	if (!g.skel || !CHECK_OK(review__load(g.skel), "load"))
+		goto out;
+	for (int i = 0; i < GP_ROUNDS; i++) {
+		idle[i] = tasks_trace_gp_ms(g.skel->progs.gp_probe);
+		if (!CHECK(idle[i] >= 0, "attach to sys_enter_getppid: %s", strerror(errno)))
+			goto out;
+	}
+	idle_ms = median_ms(idle, GP_ROUNDS);
+	link = bpf_map__attach_struct_ops(g.skel->maps.spin_ops);
+	if (!CHECK(link, "attach spin_ops: %s", strerror(errno)))
+		goto out;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	pthread_create(&t, NULL, measure_gp, &g);
+	ret = iouring_bpf_ring_run(&r);
+	alarm(0);
+	pthread_join(t, NULL);
+	if (!CHECK(ret == 0, "enter returned %d, want 0 (the program stopped)", ret) ||
+	    !CHECK(!g.failed, "attach to sys_enter_getppid while the loop spun: %s",
+		   strerror(errno)) ||
+	    !CHECK(g.steps_after > g.steps_before,
+		   "the loop did not run while the grace periods were measured"))
+		goto out;
+	busy_ms = median_ms(g.ms, GP_ROUNDS);
+	printf("synchronize_rcu_tasks_trace(), median of %d: %.2f ms idle, %.2f ms while the loop "
+	       "spun (%.2fx, %llu steps meanwhile; TCG)\n", GP_ROUNDS, idle_ms, busy_ms,
+	       busy_ms / idle_ms, (unsigned long long)(g.steps_after - g.steps_before));
+	if (!CHECK(busy_ms <= 2 * idle_ms,
+		   "a grace period took %.2f ms while the loop spun, more than twice the idle %.2f ms",
+		   busy_ms, idle_ms))
+		goto out;
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	review__destroy(g.skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
 struct pipe_writer {
 	int fd;
 	int delay_ms;
@@ -1918,6 +2029,7 @@ static const struct {
 	{ "detach-no-stray-wakeup", test_detach_no_stray_wakeup },
 	{ "direct-stats", test_direct_stats },
 	{ "non-sleepable-step", test_non_sleepable_step },
+	{ "tasks-trace-latency", test_tasks_trace_latency },
 };
 
 /* Quiet libbpf unless a test fails; the verifier tests expect errors. */
