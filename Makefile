@@ -78,14 +78,18 @@ user: user-$(DEMO_VARIANT)
 bpf-selftests-%: kernel-% FORCE
 	@$(kbuild) bpf-selftests $*
 
+# the series' kselftest targets (ublk_uapi, virtio_blk), installed
+kselftests: source tools FORCE
+	@$(kbuild) kselftests
+
 # the kernel's BPF selftests with and without the series (scripts/bpf-baseline)
 bpf-baseline: FORCE
 	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline --variant $(CHECK_VARIANT) $(if $(UPDATE),--update)
 
-check: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT)
+check: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT) kselftests
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --ci $(if $(T),-t $(T))
 
-check-all: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT)
+check-all: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT) kselftests
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) $(if $(T),-t $(T))
 
 check-host: user-$(CHECK_VARIANT)

@@ -21,6 +21,8 @@ series=$here/series
 patch_dir=$here/patches
 config_dir=$here/config
 jobs=$(nproc)
+# the kselftest targets the series adds (tools/testing/selftests/NAME)
+kselftest_targets="ublk_uapi virtio_blk"
 
 usage() {
 	cat <<EOF
@@ -41,6 +43,10 @@ commands:
                       this configuration cannot compile (e.g. netfilter or
                       MPTCP tests) are left out with the tests
                       that use them, listed in .../dropped
+  kselftests          build the series' kselftest targets ($kselftest_targets)
+                      of tools/testing/selftests against the tree's UAPI
+                      headers, installed with run_kselftest.sh into
+                      BUILD/kernel/kselftests/install
   deb VARIANT [KCONFIG]
                       Debian packages of VARIANT's kernel (the kernel's own
                       bindeb-pkg) into BUILD/deb; with KCONFIG, of a kernel
@@ -376,6 +382,30 @@ do_bpf_selftests() {
 	die "test_progs build for $v still fails after 4 rounds; log: $base/build.log"
 }
 
+# The series' kselftest targets, built as a user would build them
+# (make -C tools/testing/selftests TARGETS=... install) out of tree, with
+# the UAPI headers of the patched tree that kernel/build.sh tools installs.
+do_kselftests() {
+	local base=$kdir/kselftests stamp
+	stamp=$(cat "$kdir/src.stamp")
+	if [ -x "$base/install/run_kselftest.sh" ] && [ "$(cat "$base/stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	[ -f "$tools/root/include/linux/ublk_cmd.h" ] ||
+		die "$tools/root/include has no UAPI headers; run: kernel/build.sh tools"
+	rm -rf "$base"
+	mkdir -p "$base/build"
+	log "building kselftest targets: $kselftest_targets"
+	make -C "$src/tools/testing/selftests" O="$base/build" TARGETS="$kselftest_targets" \
+		KHDR_INCLUDES="-isystem $tools/root/include" INSTALL_PATH="$base/install" \
+		install > "$base/build.log" 2>&1 || {
+		grep -m 20 -E 'error|warning' "$base/build.log" >&2
+		die "kselftest build failed; log: $base/build.log"
+	}
+	echo "$stamp" > "$base/stamp"
+	log "kselftests: $base/install ($(grep -c . "$base/install/kselftest-list.txt") tests)"
+}
+
 # deb_config KCONFIG OUT: OUT/.config from the user's KCONFIG plus our
 # base and default fragments; our options the result lost are reported,
 # one line each, and listed in OUT/lost-options (the build goes on: the
@@ -440,6 +470,7 @@ kernel) do_kernel "$@" ;;
 tools) do_tools ;;
 vmlinux-h) do_vmlinux_h "$@" ;;
 bpf-selftests) do_source; do_bpf_selftests "$@" ;;
+kselftests) do_source; do_kselftests ;;
 release)
 	[ -f "$kdir/${1:?variant required}/.config" ] || die "variant $1 is not configured"
 	kmake -s O="$kdir/$1" kernelrelease ;;
