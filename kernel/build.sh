@@ -177,7 +177,8 @@ do_source() {
 	local f
 	touch "$kdir/src.files"
 	sort -u "$files" "$kdir/src.files" | while read -r f; do
-		[ -e "$new/$f" ] && touch "$new/$f"
+		# a file only the previous series had is gone: nothing to touch
+		if [ -e "$new/$f" ]; then touch "$new/$f"; fi
 	done
 	mv "$files" "$kdir/src.files"
 
