@@ -24,6 +24,7 @@ help:
 	@echo "                   debug (KASAN + lockdep) kernel; the tests listed as full-only are left out"
 	@echo "make check-all [T=p/]  the same with every test (selftests/README.md)"
 	@echo "make check-host    host tests only"
+	@echo "make kselftests    the series' kselftest targets (ublk_uapi, virtio_blk), installed"
 	@echo "make bpf-baseline [UPDATE=1]  the kernel's BPF selftests (test_progs) on the tree with and"
 	@echo "                   without the series; UPDATE=1 rewrites selftests/kernel/bpf-regression.list"
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
