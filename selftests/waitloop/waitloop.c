@@ -25,6 +25,7 @@
 
 #include <liburing-bpf.h>
 #include "selftest.h"
+#include "../../examples/bench.h"
 #include "waitloop.skel.h"
 #include "verifier_reject.skel.h"
 #include "mainline_nops.skel.h"
@@ -500,16 +501,36 @@ static void *destroy_later(void *arg)
 static void on_alarm(int sig)
 {
 	(void)sig;
-	static const char msg[] = "FAIL: io_uring_enter still blocked after 60 s\n";
+	static const char msg[] = "FAIL: io_uring_enter still blocked at the test's time bound\n";
 	(void)!write(2, msg, sizeof(msg) - 1);
 	_exit(KSFT_FAIL);
+}
+
+/*
+ * Run the loop on @r, bounded by a SIGALRM after @secs, with @helper (if
+ * any) on a thread beside it that is joined before returning.
+ */
+static int run_bounded(struct iouring_bpf_ring *r, unsigned int secs,
+		       void *(*helper)(void *), void *arg)
+{
+	pthread_t t;
+	int ret;
+
+	signal(SIGALRM, on_alarm);
+	alarm(secs);
+	if (helper)
+		pthread_create(&t, NULL, helper, arg);
+	ret = iouring_bpf_ring_run(r);
+	alarm(0);
+	if (helper)
+		pthread_join(t, NULL);
+	return ret;
 }
 
 static int test_detach_sleeping(void)
 {
 	struct fixture f;
 	struct delayed d = { .delay_ms = 300 };
-	pthread_t t;
 	int ret, status = KSFT_FAIL;
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS))
@@ -520,12 +541,7 @@ static int test_detach_sleeping(void)
 	d.link = bpf_map__attach_struct_ops(f.skel->maps.sleeper_ops);
 	if (!CHECK(d.link, "attach: %s", strerror(errno)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, destroy_later, &d);
-	ret = iouring_bpf_ring_run(&f.r);	/* sleeps until the link goes */
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&f.r, 60, destroy_later, &d);	/* sleeps until the link goes */
 	if (!CHECK_OK(d.destroy_ret, "bpf_link__destroy") ||
 	    !CHECK(ret == -EFAULT, "enter returned %d, want -EFAULT (program detached)", ret) ||
 	    !CHECK(f.skel->bss->sleep_steps >= 1, "program never ran"))
@@ -561,7 +577,6 @@ static int test_signal(void)
 	struct bpf_link *link = NULL;
 	struct delayed d = { .delay_ms = 300, .target = pthread_self() };
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
-	pthread_t t;
 	int ret, status = KSFT_FAIL;
 
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) || fixture_load(&f))
@@ -570,12 +585,7 @@ static int test_signal(void)
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
 	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, signal_later, &d);
-	ret = iouring_bpf_ring_run(&f.r);
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&f.r, 60, signal_later, &d);
 	if (!CHECK(ret == -EINTR, "enter returned %d, want -EINTR", ret) ||
 	    !CHECK(f.skel->bss->sleep_timed_out == 0, "a wait without timeout timed out") ||
 	    check_exit(&f))
@@ -641,10 +651,7 @@ static int run_timeout(__u32 mode, const char *what)
 	link = bpf_map__attach_struct_ops(f.skel->maps.sleeper_ops);
 	if (!CHECK(link, "attach: %s", strerror(errno)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	ret = iouring_bpf_ring_run(&f.r);
-	alarm(0);
+	ret = run_bounded(&f.r, 60, NULL, NULL);
 	if (!CHECK(ret == 0, "%s: enter returned %d", what, ret) || check_exit(&f) ||
 	    !CHECK(f.skel->bss->sleep_timed_out == 1, "%s: IOU_LOOP_WAIT_TIMED_OUT not reported",
 		   what) ||
@@ -1189,7 +1196,6 @@ static int test_never_waits(void)
 	struct iouring_bpf_ring r;
 	struct review *skel = NULL;
 	struct lock_probe p = { 0 };
-	pthread_t t;
 	int ret, status = KSFT_FAIL;
 
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
@@ -1198,12 +1204,7 @@ static int test_never_waits(void)
 	if (!skel || !(p.link = review_attach(skel, skel->maps.spin_ops)))
 		goto out;
 	p.ring_fd = r.fd;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, want_lock, &p);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&r, 60, want_lock, &p);
 	if (!CHECK(ret == -EFAULT, "enter returned %d, want -EFAULT (detached)", ret) ||
 	    !CHECK(p.detach_ret == 0, "bpf_link__destroy: %d", p.detach_ret) ||
 	    !CHECK(p.register_s < 5 && p.detach_s < 5,
@@ -1235,19 +1236,6 @@ static double tasks_trace_gp_ms(struct bpf_program *prog)
 	t = now_s();
 	bpf_link__destroy(link);
 	return (now_s() - t) * 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median_ms(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
 }
 
 struct gp_probe {
@@ -1288,7 +1276,6 @@ static int test_tasks_trace_latency(void)
 	struct bpf_link *link = NULL;
 	struct gp_probe g = { 0 };
 	double idle[GP_ROUNDS], idle_ms, busy_ms;
-	pthread_t t;
 	int ret, status = KSFT_FAIL;
 
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
@@ -1301,23 +1288,18 @@ static int test_tasks_trace_latency(void)
 		if (!CHECK(idle[i] >= 0, "attach to sys_enter_getppid: %s", strerror(errno)))
 			goto out;
 	}
-	idle_ms = median_ms(idle, GP_ROUNDS);
+	idle_ms = bench_median(idle, GP_ROUNDS);
 	link = bpf_map__attach_struct_ops(g.skel->maps.spin_ops);
 	if (!CHECK(link, "attach spin_ops: %s", strerror(errno)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, measure_gp, &g);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&r, 60, measure_gp, &g);
 	if (!CHECK(ret == 0, "enter returned %d, want 0 (the program stopped)", ret) ||
 	    !CHECK(!g.failed, "attach to sys_enter_getppid while the loop spun: %s",
 		   strerror(errno)) ||
 	    !CHECK(g.steps_after > g.steps_before,
 		   "the loop did not run while the grace periods were measured"))
 		goto out;
-	busy_ms = median_ms(g.ms, GP_ROUNDS);
+	busy_ms = bench_median(g.ms, GP_ROUNDS);
 	printf("synchronize_rcu_tasks_trace(), median of %d: %.2f ms idle, %.2f ms while the loop "
 	       "spun (%.2fx, %llu steps meanwhile; TCG)\n", GP_ROUNDS, idle_ms, busy_ms,
 	       busy_ms / idle_ms, (unsigned long long)(g.steps_after - g.steps_before));
@@ -1359,7 +1341,6 @@ static int run_far_timeout(__u32 mode, const char *what)
 	struct pipe_writer w = { .delay_ms = 200 };
 	static char buf[8];
 	int fds[2] = { -1, -1 }, ret, status = KSFT_FAIL;
-	pthread_t t;
 	double waited;
 
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 8, 0, LOOP_FLAGS), "setup"))
@@ -1376,12 +1357,7 @@ static int run_far_timeout(__u32 mode, const char *what)
 	if (!link)
 		goto out;
 	w.fd = fds[1];
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, write_later, &w);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&r, 60, write_later, &w);
 	struct review__bss *b = skel->bss;
 
 	waited = (b->far_end_ns - b->far_start_ns) / 1e9;
@@ -1484,7 +1460,6 @@ static int test_reattach_while_sleeping(void)
 {
 	struct iouring_bpf_ring r;
 	struct swapper s = { 0 };
-	pthread_t t;
 	int ret, status = KSFT_FAIL;
 
 	pin_cpu0();
@@ -1493,12 +1468,7 @@ static int test_reattach_while_sleeping(void)
 	s.skel = review_load(&r);
 	if (!s.skel || !(s.first = review_attach(s.skel, s.skel->maps.first_ops)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	pthread_create(&t, NULL, swap_programs, &s);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
-	pthread_join(t, NULL);
+	ret = run_bounded(&r, 60, swap_programs, &s);
 	if (!CHECK(s.rt, "could not make the swapping thread SCHED_FIFO") ||
 	    !CHECK(s.destroy_ret == 0 && s.second, "detach %d, second attach %s", s.destroy_ret,
 		   s.second ? "ok" : strerror(errno)) ||
@@ -1615,10 +1585,7 @@ static int test_cq_dropped(void)
 		goto out;
 	if (!CHECK_OK(failslab_set(true), "failslab on (CONFIG_FAILSLAB, debugfs)"))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(30);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
+	ret = run_bounded(&r, 30, NULL, NULL);
 	failslab_set(false);
 	dropped = *cq_word(&r, r.params.cq_off.overflow);
 	if (!CHECK(skel->bss->flood_submitted == 8, "submitted %u NOPs",
@@ -1662,10 +1629,7 @@ static int test_timeout_overdue(void)
 	skel = review_load(&r);
 	if (!skel || !(link = review_attach(skel, skel->maps.overdue_ops)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
+	ret = run_bounded(&r, 60, NULL, NULL);
 	struct review__bss *b = skel->bss;
 
 	after = (b->overdue_seen_ns - b->overdue_start_ns) / 1e9;
@@ -1706,10 +1670,7 @@ static int test_worker_from_program(void)
 	skel = review_load(&r);
 	if (!skel || !(link = review_attach(skel, skel->maps.async_ops)))
 		goto out;
-	signal(SIGALRM, on_alarm);
-	alarm(30);
-	ret = iouring_bpf_ring_run(&r);
-	alarm(0);
+	ret = run_bounded(&r, 30, NULL, NULL);
 	if (!CHECK(ret == 0 && skel->bss->exit_error == 0, "enter %d, program error %d", ret,
 		   skel->bss->exit_error) ||
 	    !CHECK(skel->bss->async_reaped == 4 && skel->bss->async_bad_res == 0,
