@@ -350,6 +350,12 @@ do_bpf_selftests() {
 			log "test_progs for $v: $out/test_progs ($(grep -c . "$base/dropped") file(s) left out: $base/dropped)"
 			return 0
 		fi
+		# the Makefile's rsync of the extra files races with -j: a
+		# skeleton's intermediate object it lists can vanish under it
+		if grep -q 'some files vanished before they could be transferred' "$base/build.log"; then
+			log "test_progs for $v: the extra-files copy raced with the build; once more"
+			continue
+		fi
 		local failed=()
 		# make names itself make[N] when run under another make (make check)
 		mapfile -t failed < <(sed -nE "s|^make(\[[0-9]+\])?: \*\*\* \[Makefile:[0-9]+: $out/([^]]*)\] Error.*|\2|p" "$base/build.log" | sort -u)
