@@ -21,6 +21,9 @@ mode=${1:-}
 out=${IOURING_BPF_TEST_PROGS_DIR:-$IOURING_BPF_BUILD/kernel/$IOURING_BPF_VARIANT-bpf-selftests/out}
 log=${IOURING_BPF_TEST_LOG_DIR:-/tmp}/test_progs-$mode.log
 
+# the test names of a list file: comments and blank lines dropped
+names() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"; }
+
 case $mode in
 series) list=$(mktemp); printf '%s\n' io_uring_bpf_ops io_uring_bpf_ops_verifier \
 	ublk_bpf_ops ublk_bpf_ops_verifier > "$list" ;;
@@ -28,8 +31,7 @@ regression) list=${IOURING_BPF_REGRESSION_LIST:-$here/bpf-regression.list} ;;
 regression-ci)
 	list=$here/bpf-regression-ci.list
 	# a subset: a name outside the full list was never compared
-	missing=$(comm -23 <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | sort -u) \
-		<(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/bpf-regression.list" | sort -u))
+	missing=$(comm -23 <(names "$list" | sort -u) <(names "$here/bpf-regression.list" | sort -u))
 	[ -z "$missing" ] || {
 		echo "FAIL: $list names tests bpf-regression.list does not: $missing"
 		exit 1
@@ -41,7 +43,7 @@ esac
 	echo "FAIL: $out/test_progs is missing: make check builds it (kernel/build.sh bpf-selftests $IOURING_BPF_VARIANT)"
 	exit 1
 }
-mapfile -t want < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$list")
+mapfile -t want < <(names "$list")
 [ ${#want[@]} -gt 0 ] || { echo "FAIL: $list names no test"; exit 1; }
 
 # test_progs finds its BPF objects and helpers in its own directory. A
