@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * filters/*: io_uring's classic BPF filters and task restrictions
+ * (IORING_REGISTER_BPF_FILTER, IORING_REGISTER_RESTRICTIONS on fd -1), as
+ * mainline 7.0-7.2 defines them, on the patched kernel.
+ *
+ *   filters_test NAME     runs one test; exit 0 pass, 1 fail, 77 skip
+ *
+ * Written from the interface's description, not from mainline's tests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/filter.h>
+#include <linux/io_uring/bpf_filter.h>
+#include <liburing.h>
+#include <liburing-bpf.h>
+#include "selftest.h"
+#include "nops.skel.h"
+
+#define REGISTER_BPF_FILTER	37
+#define REGISTER_RESTRICTIONS	11
+
+/* struct io_uring_task_restriction */
+struct task_restriction {
+	uint16_t flags;
+	uint16_t nr_res;
+	uint32_t resv[3];
+	struct io_uring_restriction res[];
+};
+
+static int sys_register(int fd, unsigned int op, void *arg, unsigned int nr)
+{
+	int ret = syscall(__NR_io_uring_register, fd, op, arg, nr);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* a program that returns @verdict for every request */
+#define PROG_CONST(verdict) { BPF_STMT(BPF_RET | BPF_K, (verdict)) }
+
+/*
+ * Register @prog (@len instructions) for @opcode on @fd (-1: the task);
+ * *pdu in: the payload size the filter expects, out: the kernel's.
+ */
+static int add_filter(int fd, uint32_t opcode, uint32_t flags, struct sock_filter *prog,
+		      uint32_t len, uint8_t *pdu)
+{
+	struct io_uring_bpf reg = {
+		.cmd_type = IO_URING_BPF_CMD_FILTER,
+		.filter = {
+			.opcode = opcode,
+			.flags = flags,
+			.filter_len = len,
+			.pdu_size = pdu ? *pdu : 0,
+			.filter_ptr = (uint64_t)(uintptr_t)prog,
+		},
+	};
+	int ret = sys_register(fd, REGISTER_BPF_FILTER, &reg, 1);
+
+	if (pdu)
+		*pdu = reg.filter.pdu_size;
+	return ret;
+}
+
+static int add_const(int fd, uint32_t opcode, uint32_t flags, uint32_t verdict)
+{
+	struct sock_filter prog[] = PROG_CONST(verdict);
+
+	return add_filter(fd, opcode, flags, prog, 1, NULL);
+}
+
+/* submit one prepared SQE and return its CQE's res (user_data checked) */
+static int run_one(struct io_uring *ring, struct io_uring_sqe *sqe, uint64_t ud)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	io_uring_sqe_set_data64(sqe, ud);
+	ret = io_uring_submit(ring);
+	if (ret < 0)
+		return ret;
+	ret = io_uring_wait_cqe(ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	if (cqe->user_data != ud) {
+		fprintf(stderr, "CQE user_data %llu, want %llu\n",
+			(unsigned long long)cqe->user_data, (unsigned long long)ud);
+		ret = -ENOTRECOVERABLE;
+	}
+	io_uring_cqe_seen(ring, cqe);
+	return ret;
+}
+
+static int nop(struct io_uring *ring, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	io_uring_prep_nop(sqe);
+	return run_one(ring, sqe, ud);
+}
+
+static int probe(void)
+{
+	struct io_uring ring;
+	int ret;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	ret = add_const(ring.ring_fd, IORING_OP_NOP, 0, 1);
+	io_uring_queue_exit(&ring);
+	if (ret == -EINVAL) {
+		printf("SKIP: the kernel has no IORING_REGISTER_BPF_FILTER\n");
+		return KSFT_SKIP;
+	}
+	return CHECK(ret == 0, "allow-all NOP filter: %d", ret) ? KSFT_PASS : KSFT_FAIL;
+}
+
+/* every refusal of a registration, with its errno */
+static int test_refusals(void)
+{
+	struct sock_filter ok[] = PROG_CONST(1);
+	struct sock_filter byte_load[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 8),
+		BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+	struct sock_filter unaligned[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 2),
+		BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+	struct sock_filter past_end[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, sizeof(struct io_uring_bpf_ctx)),
+		BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+	struct sock_filter mod[] = {
+		BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, 3),
+		BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+	static struct sock_filter big[BPF_MAXINSNS + 1];
+	struct io_uring_bpf reg;
+	struct io_uring ring;
+	int fd, fail = 0;
+	uint8_t pdu;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	fd = ring.ring_fd;
+#define EXPECT(call, want, what)                                                    \
+	do {                                                                        \
+		int __r = (call);                                                   \
+		if (!CHECK(__r == (want), "%s: %d, want %d", what, __r, want))       \
+			fail = 1;                                                   \
+	} while (0)
+#define REG(field_init) ({                                                          \
+		memset(&reg, 0, sizeof(reg));                                       \
+		reg.cmd_type = IO_URING_BPF_CMD_FILTER;                             \
+		reg.filter.opcode = IORING_OP_NOP;                                  \
+		reg.filter.filter_len = 1;                                          \
+		reg.filter.filter_ptr = (uint64_t)(uintptr_t)ok;                    \
+		field_init;                                                         \
+		sys_register(fd, REGISTER_BPF_FILTER, &reg, 1); })
+
+	EXPECT(REG(reg.cmd_type = 2), -EINVAL, "cmd_type 2");
+	EXPECT(REG(reg.cmd_flags = 1), -EINVAL, "cmd_flags 1");
+	EXPECT(REG(reg.resv = 1), -EINVAL, "resv 1");
+	EXPECT(REG(reg.filter.opcode = IORING_OP_LAST), -EINVAL, "opcode IORING_OP_LAST");
+	EXPECT(REG(reg.filter.opcode = 255), -EINVAL, "opcode 255");
+	EXPECT(REG(reg.filter.flags = 4), -EINVAL, "unknown flag 4");
+	EXPECT(REG(reg.filter.resv[1] = 1), -EINVAL, "filter.resv");
+	EXPECT(REG(reg.filter.resv2[4] = 1), -EINVAL, "filter.resv2");
+	EXPECT(REG(reg.filter.filter_len = 0), -EINVAL, "filter_len 0");
+	for (int i = 0; i <= BPF_MAXINSNS; i++)
+		big[i] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 1);
+	EXPECT(REG(reg.filter.filter_len = BPF_MAXINSNS + 1; reg.filter.filter_ptr =
+		       (uint64_t)(uintptr_t)big), -EINVAL, "4097 instructions");
+	EXPECT(REG(reg.filter.filter_ptr = 8), -EFAULT, "program at address 8");
+	EXPECT(sys_register(fd, REGISTER_BPF_FILTER, (void *)8, 1), -EFAULT,
+	       "struct io_uring_bpf at address 8");
+	memset(&reg, 0, sizeof(reg));
+	reg.cmd_type = IO_URING_BPF_CMD_FILTER;
+	reg.filter.filter_len = 1;
+	reg.filter.filter_ptr = (uint64_t)(uintptr_t)ok;
+	EXPECT(sys_register(fd, REGISTER_BPF_FILTER, &reg, 0), -EINVAL, "nr_args 0");
+	EXPECT(sys_register(fd, REGISTER_BPF_FILTER, &reg, 2), -EINVAL, "nr_args 2");
+
+	/* instructions outside the subset */
+	EXPECT(add_filter(fd, IORING_OP_NOP, 0, byte_load, 2, NULL), -EINVAL, "byte load");
+	EXPECT(add_filter(fd, IORING_OP_NOP, 0, unaligned, 2, NULL), -EINVAL,
+	       "word load at offset 2");
+	EXPECT(add_filter(fd, IORING_OP_NOP, 0, past_end, 2, NULL), -EINVAL,
+	       "word load past the context");
+	EXPECT(add_filter(fd, IORING_OP_NOP, 0, mod, 2, NULL), -EINVAL, "BPF_MOD");
+
+	/* payload sizes: the kernel's is written back in every case */
+	pdu = 24;
+	EXPECT(add_filter(fd, IORING_OP_SOCKET, 0, ok, 1, &pdu), -EMSGSIZE,
+	       "SOCKET filter expecting 24 bytes");
+	EXPECT(pdu, 12, "SOCKET payload size written back after -EMSGSIZE");
+	pdu = 8;
+	EXPECT(add_filter(fd, IORING_OP_SOCKET, IO_URING_BPF_FILTER_SZ_STRICT, ok, 1, &pdu),
+	       -EMSGSIZE, "SOCKET filter expecting 8 bytes, SZ_STRICT");
+	EXPECT(pdu, 12, "SOCKET payload size written back (SZ_STRICT)");
+	pdu = 8;
+	EXPECT(add_filter(fd, IORING_OP_SOCKET, 0, ok, 1, &pdu), 0,
+	       "SOCKET filter expecting 8 bytes");
+	EXPECT(pdu, 12, "SOCKET payload size written back on success");
+	pdu = 0;
+	EXPECT(add_filter(fd, IORING_OP_OPENAT2, 0, ok, 1, &pdu), 0, "OPENAT2 filter");
+	EXPECT(pdu, 24, "OPENAT2 payload size");
+	pdu = 0;
+	EXPECT(add_filter(fd, IORING_OP_CONNECT, 0, ok, 1, &pdu), 0, "CONNECT filter");
+	EXPECT(pdu, 24, "CONNECT payload size");
+	pdu = 1;
+	EXPECT(add_filter(fd, IORING_OP_NOP, 0, ok, 1, &pdu), -EMSGSIZE,
+	       "NOP filter expecting a payload");
+	EXPECT(pdu, 0, "NOP payload size");
+
+	/* fd -1 takes only what a task may register */
+	EXPECT(sys_register(-1, IORING_REGISTER_PROBE, NULL, 0), -EINVAL,
+	       "IORING_REGISTER_PROBE on fd -1");
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* deny when (word at @off & @mask) == @val, allow otherwise */
+static int add_deny_if(int fd, uint32_t opcode, uint32_t flags, uint32_t off, uint32_t mask,
+		       uint32_t val, uint8_t pdu)
+{
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, off),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, mask),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, val, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 1),
+	};
+
+	return add_filter(fd, opcode, flags, prog, 5, &pdu);
+}
+
+#define CTX_OFF(f)	((uint32_t)offsetof(struct io_uring_bpf_ctx, f))
+
+/* a denied request fails with -EACCES and its user_data; others run */
+static int test_deny_allow(void)
+{
+	struct io_uring ring;
+	int fail = 1;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK(nop(&ring, 1) == 0, "NOP before any filter") ||
+	    !CHECK_OK(add_const(ring.ring_fd, IORING_OP_NOP, 0, 7), "allow NOP (returns 7)") ||
+	    !CHECK(nop(&ring, 2) == 0, "NOP allowed by a filter returning 7") ||
+	    /* the context: user_data's low word, and the opcode byte */
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_NOP, 0, CTX_OFF(user_data), ~0u, 42, 0),
+		      "deny NOP with user_data 42") ||
+	    !CHECK(nop(&ring, 42) == -EACCES, "NOP with user_data 42 not denied") ||
+	    !CHECK(nop(&ring, 43) == 0, "NOP with user_data 43 denied") ||
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_NOP, 0, CTX_OFF(opcode), 0xff,
+				  IORING_OP_NOP, 0), "deny by the opcode field") ||
+	    !CHECK(nop(&ring, 44) == -EACCES, "NOP not denied by its opcode field"))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* newest first, all must allow: an allow added later cannot loosen a deny */
+static int test_stacking(void)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	char buf[8];
+	int fail = 1, fd = -1;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	fd = open("/dev/zero", O_RDONLY);
+	if (!CHECK(fd >= 0, "open /dev/zero") ||
+	    !CHECK_OK(add_const(ring.ring_fd, IORING_OP_NOP, 0, 0), "deny NOP") ||
+	    !CHECK_OK(add_const(ring.ring_fd, IORING_OP_NOP, 0, 1), "allow NOP on top") ||
+	    !CHECK(nop(&ring, 1) == -EACCES, "an allow on top loosened a deny") ||
+	    /* DENY_REST: opcodes without a filter are denied, even later allowed ones */
+	    !CHECK_OK(add_const(ring.ring_fd, IORING_OP_TIMEOUT, IO_URING_BPF_FILTER_DENY_REST, 1),
+		      "allow TIMEOUT, DENY_REST"))
+		goto out;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+	if (!CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied by DENY_REST") ||
+	    !CHECK_OK(add_const(ring.ring_fd, IORING_OP_READ, 0, 1), "allow READ after DENY_REST"))
+		goto out;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+	if (!CHECK(run_one(&ring, sqe, 3) == -EACCES, "an allow loosened DENY_REST"))
+		goto out;
+	fail = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* a denied request in a link: -EACCES, the rest of the chain -ECANCELED */
+static int test_link(void)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	int res[3] = { 1, 1, 1 }, fail = 1;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_NOP, 0, CTX_OFF(user_data), ~0u, 2, 0),
+		      "deny NOP with user_data 2"))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, i + 1);
+		if (i < 2)
+			sqe->flags |= IOSQE_IO_LINK;
+	}
+	io_uring_submit(&ring);
+	for (int i = 0; i < 3; i++) {
+		if (!CHECK_OK(io_uring_wait_cqe(&ring, &cqe), "wait"))
+			goto out;
+		if (cqe->user_data >= 1 && cqe->user_data <= 3)
+			res[cqe->user_data - 1] = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	/* the head ran before the denied one was seen; the denied one and the rest fail */
+	if (!CHECK(res[1] == -EACCES, "denied NOP: %d", res[1]) ||
+	    !CHECK(res[2] == -ECANCELED, "NOP linked after it: %d", res[2]) ||
+	    !CHECK(res[0] == -ECANCELED, "head of the link: %d", res[0]))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+static int sock_op(struct io_uring *ring, int family, int type, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	int ret;
+
+	io_uring_prep_socket(sqe, family, type, 0, 0);
+	ret = run_one(ring, sqe, ud);
+	if (ret >= 0)
+		close(ret);
+	return ret < 0 ? ret : 0;
+}
+
+/* SOCKET: family and type, with SOCK_CLOEXEC kept in type */
+static int test_socket(void)
+{
+	struct io_uring ring;
+	int fail = 1;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_SOCKET, 0, CTX_OFF(socket.family), ~0u,
+				  AF_INET6, 12), "deny AF_INET6 sockets") ||
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_SOCKET, 0, CTX_OFF(socket.type),
+				  SOCK_CLOEXEC, SOCK_CLOEXEC, 12), "deny SOCK_CLOEXEC") ||
+	    !CHECK(sock_op(&ring, AF_INET, SOCK_DGRAM, 1) == 0, "AF_INET socket denied") ||
+	    !CHECK(sock_op(&ring, AF_INET6, SOCK_DGRAM, 2) == -EACCES, "AF_INET6 not denied") ||
+	    !CHECK(sock_op(&ring, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 3) == -EACCES,
+		   "SOCK_CLOEXEC not seen in type") ||
+	    !CHECK(sock_op(&ring, AF_UNIX, SOCK_STREAM, 4) == 0, "AF_UNIX socket denied"))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+static int open_op(struct io_uring *ring, const char *path, int flags, uint64_t resolve,
+		   bool two, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct open_how how = { .flags = flags, .mode = 0600, .resolve = resolve };
+	int ret;
+
+	if (two)
+		io_uring_prep_openat2(sqe, AT_FDCWD, path, &how);
+	else
+		io_uring_prep_openat(sqe, AT_FDCWD, path, flags, 0600);
+	ret = run_one(ring, sqe, ud);
+	if (ret >= 0)
+		close(ret);
+	return ret < 0 ? ret : 0;
+}
+
+/* OPENAT/OPENAT2: the open_how flags and resolve, as the open uses them */
+static int test_open(void)
+{
+	char path[] = "/tmp/filters.XXXXXX";
+	struct io_uring ring;
+	int fail = 1, fd;
+
+	fd = mkstemp(path);
+	if (!CHECK(fd >= 0, "mkstemp"))
+		return KSFT_FAIL;
+	close(fd);
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_OPENAT, 0, CTX_OFF(open.flags), O_CREAT,
+				  O_CREAT, 24), "deny OPENAT with O_CREAT") ||
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_OPENAT2, 0, CTX_OFF(open.resolve),
+				  RESOLVE_IN_ROOT, 0, 24), "deny OPENAT2 without RESOLVE_IN_ROOT") ||
+	    !CHECK(open_op(&ring, path, O_RDONLY, 0, false, 1) == 0, "plain OPENAT denied") ||
+	    !CHECK(open_op(&ring, path, O_RDWR | O_CREAT, 0, false, 2) == -EACCES,
+		   "OPENAT with O_CREAT not denied") ||
+	    !CHECK(open_op(&ring, path, O_RDONLY, 0, true, 3) == -EACCES,
+		   "OPENAT2 without RESOLVE_IN_ROOT not denied") ||
+	    !CHECK(open_op(&ring, path, O_RDONLY, RESOLVE_IN_ROOT, true, 4) == 0,
+		   "OPENAT2 with RESOLVE_IN_ROOT denied"))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	unlink(path);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+static int connect_op(struct io_uring *ring, const void *addr, socklen_t len, int family,
+		      uint64_t ud)
+{
+	int s = socket(family, SOCK_STREAM, 0), ret;
+	struct io_uring_sqe *sqe;
+
+	if (s < 0)
+		return -errno;
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_connect(sqe, s, addr, len);
+	ret = run_one(ring, sqe, ud);
+	close(s);
+	return ret;
+}
+
+/* CONNECT: family, port and address in network byte order */
+static int test_connect(void)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(9),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct io_uring ring;
+	int fail = 1, ret;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	/* port 9 on 127.0.0.1 is denied; 127.0.0.2 port 9 and port 10 are not */
+	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_CONNECT, 0, CTX_OFF(connect.v4_addr),
+				  ~0u, htonl(INADDR_LOOPBACK), 24), "deny 127.0.0.1") ||
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_CONNECT, 0, CTX_OFF(connect.v6_addr) + 12,
+				  ~0u, htonl(1), 24), "deny ::1") ||
+	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_CONNECT, 0, CTX_OFF(connect.family),
+				  0xffff, AF_UNIX, 24), "deny AF_UNIX"))
+		goto out;
+	ret = connect_op(&ring, &a4, sizeof(a4), AF_INET, 1);
+	if (!CHECK(ret == -EACCES, "connect to 127.0.0.1:9: %d", ret))
+		goto out;
+	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1);
+	ret = connect_op(&ring, &a4, sizeof(a4), AF_INET, 2);
+	if (!CHECK(ret == -ECONNREFUSED, "connect to 127.0.0.2:9: %d (ECONNREFUSED)", ret))
+		goto out;
+	ret = connect_op(&ring, &a6, sizeof(a6), AF_INET6, 3);
+	if (!CHECK(ret == -EACCES, "connect to [::1]:9: %d", ret))
+		goto out;
+	/* a short address: the family only; connect() itself refuses it */
+	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ret = connect_op(&ring, &a4, 4, AF_INET, 4);
+	if (!CHECK(ret == -EINVAL, "4-byte AF_INET address: %d (EINVAL from connect)", ret))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* port, in network byte order */
+static int test_connect_port(void)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct io_uring ring;
+	int fail = 1, ret;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_CONNECT, 0, CTX_OFF(connect.family) + 4,
+				  0xffff, htons(9), 24), "deny port 9"))
+		goto out;
+	ret = connect_op(&ring, &a4, sizeof(a4), AF_INET, 1);
+	if (!CHECK(ret == -EACCES, "connect to port 9: %d", ret))
+		goto out;
+	a4.sin_port = htons(2304);	/* 9 << 8: the same bytes swapped */
+	ret = connect_op(&ring, &a4, sizeof(a4), AF_INET, 2);
+	if (!CHECK(ret == -ECONNREFUSED, "connect to port 2304: %d", ret))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* run @fn in a forked child; its exit status (KSFT_*) */
+static int in_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return KSFT_FAIL;
+	if (!pid)
+		_exit(fn());
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return KSFT_FAIL;
+	return WEXITSTATUS(status);
+}
+
+static int nop_on_new_ring(uint64_t ud)
+{
+	struct io_uring ring;
+	int ret;
+
+	ret = io_uring_queue_init(8, &ring, 0);
+	if (ret)
+		return ret;
+	ret = nop(&ring, ud);
+	io_uring_queue_exit(&ring);
+	return ret;
+}
+
+/*
+ * Task filters need no_new_privs or CAP_SYS_ADMIN: as nobody (no
+ * capabilities) -EACCES, then with no_new_privs 0.
+ */
+static int child_nnp_rule(void)
+{
+	if (!CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0,
+		   "become nobody: %s", strerror(errno)))
+		return KSFT_FAIL;
+	if (!CHECK(add_const(-1, IORING_OP_NOP, 0, 1) == -EACCES,
+		   "task filter without no_new_privs or CAP_SYS_ADMIN"))
+		return KSFT_FAIL;
+	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS"))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_const(-1, IORING_OP_NOP, 0, 0), "task filter with no_new_privs") ||
+	    !CHECK(nop_on_new_ring(1) == -EACCES, "NOP on a ring made afterwards not denied"))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+static int test_task_nnp(void)
+{
+	return in_child(child_nnp_rule);
+}
+
+static int grandchild_sees_deny(void)
+{
+	/* a child's own filter runs before its parent's: both must allow */
+	if (!CHECK_OK(add_const(-1, IORING_OP_NOP, 0, 1), "grandchild's allow") ||
+	    !CHECK(nop_on_new_ring(3) == -EACCES, "grandchild's allow loosened the deny"))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+static int child_sees_deny(void)
+{
+	if (!CHECK(nop_on_new_ring(2) == -EACCES, "child's ring not filtered"))
+		return KSFT_FAIL;
+	return in_child(grandchild_sees_deny);
+}
+
+/* a filter reaches the rings of children and grandchildren, not older rings */
+static int child_inherit(void)
+{
+	struct io_uring before;
+	int ret;
+
+	if (io_uring_queue_init(8, &before, 0))
+		return KSFT_FAIL;
+	if (!CHECK_OK(add_const(-1, IORING_OP_NOP, 0, 0), "task filter") ||
+	    !CHECK(nop(&before, 1) == 0, "a ring made before the filter is filtered") ||
+	    !CHECK(nop_on_new_ring(1) == -EACCES, "a ring made after it is not"))
+		return KSFT_FAIL;
+	io_uring_queue_exit(&before);
+	ret = in_child(child_sees_deny);
+	if (ret != KSFT_PASS)
+		return ret;
+	/* the grandchild's allow did not reach this task either */
+	return CHECK(nop_on_new_ring(4) == -EACCES, "parent's deny lost") ? KSFT_PASS : KSFT_FAIL;
+}
+
+static int test_task_inherit(void)
+{
+	return in_child(child_inherit);
+}
+
+static int register_task_allowlist(const struct io_uring_restriction *res, unsigned int nr)
+{
+	struct task_restriction *tr = calloc(1, sizeof(*tr) + nr * sizeof(*res));
+	int ret;
+
+	if (!tr)
+		return -ENOMEM;
+	tr->nr_res = nr;
+	memcpy(tr->res, res, nr * sizeof(*res));
+	ret = sys_register(-1, REGISTER_RESTRICTIONS, tr, 1);
+	free(tr);
+	return ret;
+}
+
+/* task allowlist: SQEs only, so register ops stay free; then -EPERM */
+static int child_allowlist(void)
+{
+	struct io_uring_restriction nop_only = {
+		.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_NOP };
+	struct task_restriction bad = { .flags = 1 };
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	char buf[8];
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (!CHECK(sys_register(-1, REGISTER_RESTRICTIONS, &bad, 1) == -EINVAL,
+		   "task allowlist with flags 1") ||
+	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, NULL, 1) == -EINVAL, "NULL allowlist") ||
+	    !CHECK_OK(register_task_allowlist(&nop_only, 1), "allow only NOP") ||
+	    !CHECK(register_task_allowlist(&nop_only, 1) == -EPERM, "second task allowlist") ||
+	    !CHECK(add_const(-1, IORING_OP_NOP, 0, 1) == 0, "a filter after the allowlist"))
+		return KSFT_FAIL;
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+	if (!CHECK(nop(&ring, 1) == 0, "NOP on an allowlisted ring") ||
+	    !CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied by the allowlist") ||
+	    /* an SQE-only allowlist leaves register ops alone (7.0's split) */
+	    !CHECK(io_uring_register_files(&ring, &fd, 1) == 0, "register files denied") ||
+	    /* and the ring's own allowlist is taken */
+	    !CHECK(sys_register(ring.ring_fd, IORING_REGISTER_RESTRICTIONS, (void *)&nop_only, 1) ==
+		   -EBADFD, "ring allowlist on an enabled ring"))
+		return KSFT_FAIL;
+	io_uring_queue_exit(&ring);
+	return KSFT_PASS;
+}
+
+static int test_task_allowlist(void)
+{
+	return in_child(child_allowlist);
+}
+
+/* a register-op allowlist: files yes, buffers no */
+static int child_register_allowlist(void)
+{
+	struct io_uring_restriction files = {
+		.opcode = IORING_RESTRICTION_REGISTER_OP, .register_op = IORING_REGISTER_FILES };
+	struct iovec iov = { .iov_base = malloc(4096), .iov_len = 4096 };
+	struct io_uring ring;
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS") ||
+	    !CHECK_OK(register_task_allowlist(&files, 1), "allow only IORING_REGISTER_FILES") ||
+	    io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (!CHECK(io_uring_register_files(&ring, &fd, 1) == 0, "register files") ||
+	    !CHECK(io_uring_register_buffers(&ring, &iov, 1) == -EACCES, "register buffers") ||
+	    !CHECK(nop(&ring, 1) == 0, "a register-only allowlist denied a NOP"))
+		return KSFT_FAIL;
+	io_uring_queue_exit(&ring);
+	return KSFT_PASS;
+}
+
+static int test_task_register_allowlist(void)
+{
+	return in_child(child_register_allowlist);
+}
+
+static const char *self_exe;
+
+/* keeps its filter across exec, after the task had used io_uring (7.0's loss) */
+static int child_exec(void)
+{
+	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS") ||
+	    !CHECK(nop_on_new_ring(1) == 0, "NOP before the filter") ||
+	    !CHECK_OK(add_const(-1, IORING_OP_NOP, 0, 0), "task filter"))
+		return KSFT_FAIL;
+	execl(self_exe, self_exe, "exec-check", (char *)NULL);
+	fprintf(stderr, "exec %s: %s\n", self_exe, strerror(errno));
+	return KSFT_FAIL;
+}
+
+static int exec_check(void)
+{
+	return CHECK(nop_on_new_ring(5) == -EACCES, "the filter did not survive exec") ?
+		KSFT_PASS : KSFT_FAIL;
+}
+
+static int test_task_exec(void)
+{
+	return in_child(child_exec);
+}
+
+/* a loop policy's submissions pass the ring's filters as user space's do */
+static int test_loop_policy(void)
+{
+	const uint32_t total = 16;
+	struct iouring_bpf_ring r = { .fd = -1 };
+	struct bpf_link *link = NULL;
+	struct nops *skel = NULL;
+	int ret, status = KSFT_FAIL;
+
+	if (!CHECK_OK(iouring_bpf_ring_init(&r, 16, 0, IOURING_BPF_RING_FLAGS), "ring setup"))
+		goto out;
+	/* NOPs with an odd user_data are denied */
+	if (!CHECK_OK(add_deny_if(r.fd, IORING_OP_NOP, 0, CTX_OFF(user_data), 1, 1, 0),
+		      "deny NOPs with an odd user_data"))
+		goto out;
+	skel = nops__open();
+	if (!CHECK(skel, "nops__open: %s", strerror(errno)))
+		goto out;
+	skel->rodata->iou_geom = r.geom;
+	skel->rodata->nop_total = total;
+	skel->rodata->nop_inflight = 4;
+	skel->struct_ops.nops_ops->ring_fd = r.fd;
+	if (!CHECK_OK(nops__load(skel), "nops__load"))
+		goto out;
+	link = bpf_map__attach_struct_ops(skel->maps.nops_ops);
+	if (!CHECK(link, "attach: %s", strerror(errno)))
+		goto out;
+	ret = iouring_bpf_ring_run(&r);
+	/* the policy counts a CQE with res != 0 as bad: the denied half */
+	if (!CHECK(ret == 0, "enter: %d", ret) ||
+	    !CHECK(skel->bss->nop_completed == total, "completed %llu of %u",
+		   (unsigned long long)skel->bss->nop_completed, total) ||
+	    !CHECK(skel->bss->nop_bad_cqes == total / 2, "%llu failed CQEs, want %u (the odd ones)",
+		   (unsigned long long)skel->bss->nop_bad_cqes, total / 2))
+		goto out;
+	status = KSFT_PASS;
+out:
+	bpf_link__destroy(link);
+	nops__destroy(skel);
+	iouring_bpf_ring_exit(&r);
+	return status;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} tests[] = {
+	{ "refusals", test_refusals },
+	{ "deny-allow", test_deny_allow },
+	{ "stacking", test_stacking },
+	{ "link", test_link },
+	{ "socket", test_socket },
+	{ "open", test_open },
+	{ "connect", test_connect },
+	{ "connect-port", test_connect_port },
+	{ "task-nnp", test_task_nnp },
+	{ "task-inherit", test_task_inherit },
+	{ "task-allowlist", test_task_allowlist },
+	{ "task-register-allowlist", test_task_register_allowlist },
+	{ "task-exec", test_task_exec },
+	{ "loop-policy", test_loop_policy },
+};
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	self_exe = argv[0];
+	if (argc == 2 && !strcmp(argv[1], "exec-check"))
+		return exec_check();
+	if (argc != 2 || !strcmp(argv[1], "--help")) {
+		fprintf(stderr, "usage: %s TEST\ntests:", argv[0]);
+		for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+			fprintf(stderr, " %s", tests[i].name);
+		fprintf(stderr, "\n");
+		return argc == 2 ? 0 : 2;
+	}
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (strcmp(argv[1], tests[i].name))
+			continue;
+		ret = probe();
+		if (ret != KSFT_PASS)
+			return ret;
+		return tests[i].fn();
+	}
+	fprintf(stderr, "%s: no test %s\n", argv[0], argv[1]);
+	return 2;
+}
