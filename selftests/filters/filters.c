@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * filters/*: io_uring's classic BPF filters and task restrictions
+ * The filters/ tests: io_uring's classic BPF filters and task restrictions
  * (IORING_REGISTER_BPF_FILTER, IORING_REGISTER_RESTRICTIONS on fd -1), as
  * mainline 7.0-7.2 defines them, on the patched kernel.
  *
