@@ -31,6 +31,66 @@
 #include <sys/types.h>
 #include <linux/io_uring.h>
 #include <linux/ublk_cmd.h>
+#if __has_include(<linux/io_uring/bpf_filter.h>)
+#include <linux/io_uring/bpf_filter.h>
+#else					/* kernel headers older than 7.0: its UAPI */
+struct io_uring_bpf_ctx {
+	__u64	user_data;
+	__u8	opcode;
+	__u8	sqe_flags;
+	__u8	pdu_size;
+	__u8	pad[5];
+	union {
+		struct {
+			__u32	family;
+			__u32	type;
+			__u32	protocol;
+		} socket;
+		struct {
+			__u64	flags;
+			__u64	mode;
+			__u64	resolve;
+		} open;
+		struct {
+			__u32	family;
+			__be16	port;
+			__u8	pad[2];
+			union {
+				__be32	v4_addr;
+				__u8	v6_addr[16];
+			};
+		} connect;
+	};
+};
+
+enum {
+	IO_URING_BPF_FILTER_DENY_REST	= 1,
+	IO_URING_BPF_FILTER_SZ_STRICT	= 2,
+};
+
+struct io_uring_bpf_filter {
+	__u32	opcode;
+	__u32	flags;
+	__u32	filter_len;
+	__u8	pdu_size;
+	__u8	resv[3];
+	__u64	filter_ptr;
+	__u64	resv2[5];
+};
+
+enum {
+	IO_URING_BPF_CMD_FILTER		= 1,
+};
+
+struct io_uring_bpf {
+	__u16	cmd_type;
+	__u16	cmd_flags;
+	__u32	resv;
+	union {
+		struct io_uring_bpf_filter	filter;
+	};
+};
+#endif
 #ifndef UBLK_F_AUTO_BUF_REG		/* kernel headers older than 6.16: its UAPI */
 #define UBLK_F_AUTO_BUF_REG		(1ULL << 11)
 #define UBLK_AUTO_BUF_REG_FALLBACK	(1 << 0)
@@ -448,6 +508,41 @@ int iouring_bpf_vblk_prep_get_id(struct io_uring_sqe *sqe, int fd, void *buf, __
 int iouring_bpf_vblk_prep_discard(struct io_uring_sqe *sqe, int fd, __u64 sector, __u32 len);
 int iouring_bpf_vblk_prep_write_zeroes(struct io_uring_sqe *sqe, int fd, __u64 sector,
 				       __u32 len, bool unmap);
+
+/*
+ * --- Request filters and task restrictions (Linux 7.0's
+ * IORING_REGISTER_BPF_FILTER and IORING_REGISTER_RESTRICTIONS on fd -1;
+ * this project's 6.12 series has them). fd is a ring, or
+ * IOURING_BPF_FILTER_TASK for the calling task: every ring it and the
+ * tasks it forks create from then on, across exec. A task filter needs
+ * no_new_privs (iouring_bpf_no_new_privs()) or CAP_SYS_ADMIN (-EACCES).
+ * Filters only ever narrow what is allowed; none can be removed.
+ */
+#define IOURING_BPF_FILTER_TASK		(-1)
+#define IOURING_BPF_REGISTER_BPF_FILTER	37
+
+/* IORING_REGISTER_RESTRICTIONS' argument on fd -1 */
+struct iouring_bpf_task_restriction {
+	__u16	flags;
+	__u16	nr_res;
+	__u32	resv[3];
+	struct io_uring_restriction restrictions[];
+};
+
+struct sock_filter;
+int iouring_bpf_filter_add(int fd, unsigned int opcode, unsigned int flags,
+			   const struct sock_filter *insns, unsigned int nr_insns,
+			   unsigned int *pdu_size);
+int iouring_bpf_filter_allow(int fd, const unsigned int *opcodes, unsigned int nr,
+			     bool deny_rest);
+int iouring_bpf_filter_deny(int fd, unsigned int opcode);
+int iouring_bpf_filter_socket_families(int fd, const int *families, unsigned int nr);
+int iouring_bpf_filter_connect_families(int fd, const int *families, unsigned int nr);
+int iouring_bpf_filter_open(int fd, __u64 deny_flags, __u64 need_resolve);
+int iouring_bpf_task_restrict(const struct io_uring_restriction *res, unsigned int nr);
+int iouring_bpf_no_new_privs(void);
+const char *iouring_bpf_opcode_name(unsigned int opcode);
+int iouring_bpf_opcode_from_name(const char *name);
 
 #ifdef __cplusplus
 }
