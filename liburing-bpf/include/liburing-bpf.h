@@ -130,7 +130,7 @@ static inline __u64 ublk_auto_buf_reg_to_sqe_addr(const struct ublk_auto_buf_reg
 extern "C" {
 #endif
 
-#define LIBURING_BPF_VERSION "0.3"
+#define LIBURING_BPF_VERSION "0.4"
 
 /*
  * Setup flags that may be missing from older UAPI headers, including the
