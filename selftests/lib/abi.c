@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	ok &= CHECK(sizeof(struct iouring_bpf_ublk_dev) == UBLK_DEV_SIZE,
 		    "struct iouring_bpf_ublk_dev is %zu bytes, the ABI says %zu",
 		    sizeof(struct iouring_bpf_ublk_dev), (size_t)UBLK_DEV_SIZE);
-	ok &= CHECK(!strcmp(LIBURING_BPF_VERSION, "0.3"), "LIBURING_BPF_VERSION %s",
+	ok &= CHECK(!strcmp(LIBURING_BPF_VERSION, "0.4"), "LIBURING_BPF_VERSION %s",
 		    LIBURING_BPF_VERSION);
 	ok &= set_ring(argv[1], 0, IOURING_BPF_GEOMETRY_SIZE_V1, NULL);
 	ok &= set_ring(argv[2], -EINVAL, 0, "built against a newer liburing-bpf");
