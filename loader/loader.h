@@ -91,5 +91,6 @@ int cmd_load(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_unload(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_sandbox(int argc, char **argv);
 
 #endif

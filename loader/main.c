@@ -188,6 +188,9 @@ static const struct command {
 	{ "ublk", cmd_ublk, "ublk add --target loop|split|loop-user|bpf [--file FILE]... [OPTIONS]\n"
 			    "        ublk list\n"
 			    "        ublk del ID" },
+	{ "sandbox", cmd_sandbox, "sandbox [--allow OPS [--deny-rest]] [--deny OPS] [--socket-family FAMS]\n"
+				  "        [--connect-family FAMS] [--open-deny FLAGS] [--open-resolve FLAGS]\n"
+				  "        -- PROGRAM [ARG]..." },
 	{ "help", cmd_help, "help" },
 };
 
@@ -208,7 +211,9 @@ static void usage(FILE *f)
 		   "  inspect   what a policy object holds and needs, and whether this kernel\n"
 		   "            has it\n"
 		   "  ublk      ublk block devices served by BPF policies in the kernel (loop,\n"
-		   "            split, your own) or by a copying loop in user space (loop-user)\n\n"
+		   "            split, your own) or by a copying loop in user space (loop-user)\n"
+		   "  sandbox   run a program with its io_uring requests filtered (and those of\n"
+		   "            everything it forks and execs)\n\n"
 		   "options:\n"
 		   "  -j, --json     JSON output (errors too: {\"error\": ..., \"errno\": ...})\n"
 		   "  -d, --debug    print libbpf's debug output, and whole verifier logs\n"
@@ -280,7 +285,7 @@ int main(int argc, char **argv)
 			return usage_fail(usage, NULL, "unknown option '%s'", o), 2;
 	}
 	if (i == argc)
-		return usage_fail(usage, NULL, "which command? (load, list, unload, inspect, ublk)"), 2;
+		return usage_fail(usage, NULL, "which command? (load, list, unload, inspect, ublk, sandbox)"), 2;
 	libbpf_set_print(libbpf_print);
 	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
 		if (strcmp(argv[i], commands[c].name))
@@ -288,7 +293,7 @@ int main(int argc, char **argv)
 		ret = commands[c].fn(argc - i - 1, argv + i + 1);
 		return ret == USAGE_ERROR ? 2 : ret ? 1 : 0;
 	}
-	usage_fail(NULL, NULL, "unknown command '%s' (commands: load, list, unload, inspect, ublk)",
+	usage_fail(NULL, NULL, "unknown command '%s' (commands: load, list, unload, inspect, ublk, sandbox)",
 		   argv[i]);
 	return 2;
 }

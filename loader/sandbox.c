@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iouring-bpf sandbox: run a program with io_uring narrowed for it and
+ * everything it forks and execs: no_new_privs, then task filters (and an
+ * optional opcode allowlist), then exec. The rules are compiled to classic
+ * BPF by liburing-bpf.
+ */
+#define _GNU_SOURCE	/* O_TMPFILE, O_PATH */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+
+#include <liburing-bpf.h>
+#include "loader.h"
+
+#define MAX_LIST 64
+
+static void sandbox_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s sandbox [OPTIONS] -- PROGRAM [ARG]...\n\n"
+		"Runs PROGRAM with io_uring requests filtered for it and every process it\n"
+		"forks and execs (no_new_privs is set first). Rules only narrow; none\n"
+		"can be lifted by PROGRAM.\n\n"
+		"options:\n"
+		"  --allow OPS            allow these opcodes (comma-separated names:\n"
+		"                         read,write,recv,send,...)\n"
+		"  --deny-rest            deny every opcode --allow does not name\n"
+		"  --deny OPS             deny these opcodes\n"
+		"  --socket-family FAMS   IORING_OP_SOCKET only for these families\n"
+		"                         (unix,inet,inet6,netlink,packet or numbers)\n"
+		"  --connect-family FAMS  IORING_OP_CONNECT only to these families\n"
+		"  --open-deny FLAGS      deny OPENAT/OPENAT2 with any of these flags\n"
+		"                         (creat,trunc,excl,append,tmpfile,path,wronly,rdwr)\n"
+		"  --open-resolve FLAGS   OPENAT2 only with these RESOLVE_* flags\n"
+		"                         (in_root,beneath,no_symlinks,no_magiclinks,\n"
+		"                         no_xdev); every OPENAT is denied then\n"
+		"  -h, --help             this text\n"
+		"The kernel needs IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's\n"
+		"6.12 series).\n", prog_name);
+}
+
+struct name_val {
+	const char *name;
+	unsigned long long val;
+};
+
+static const struct name_val families[] = {
+	{ "unix", AF_UNIX }, { "local", AF_UNIX }, { "inet", AF_INET }, { "inet6", AF_INET6 },
+	{ "netlink", AF_NETLINK }, { "packet", AF_PACKET },
+};
+
+static const struct name_val open_flags[] = {
+	{ "creat", O_CREAT }, { "trunc", O_TRUNC }, { "excl", O_EXCL }, { "append", O_APPEND },
+	{ "tmpfile", O_TMPFILE }, { "path", O_PATH }, { "wronly", O_WRONLY }, { "rdwr", O_RDWR },
+};
+
+static const struct name_val resolve_flags[] = {
+	{ "in_root", RESOLVE_IN_ROOT }, { "beneath", RESOLVE_BENEATH },
+	{ "no_symlinks", RESOLVE_NO_SYMLINKS }, { "no_magiclinks", RESOLVE_NO_MAGICLINKS },
+	{ "no_xdev", RESOLVE_NO_XDEV },
+};
+
+/* one name of @tbl, or a number; 0 and *val, or -EINVAL */
+static int lookup(const struct name_val *tbl, size_t n, const char *s, unsigned long long *val)
+{
+	char *end;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(tbl[i].name, s)) {
+			*val = tbl[i].val;
+			return 0;
+		}
+	errno = 0;
+	*val = strtoull(s, &end, 0);
+	return (!*s || *end || errno) ? -EINVAL : 0;
+}
+
+/*
+ * Split @arg at commas into @out (at most MAX_LIST): opcodes (@tbl NULL)
+ * or names of @tbl. The count, or USAGE_ERROR after the message.
+ */
+static int parse_list(const char *opt, char *arg, const struct name_val *tbl, size_t n,
+		      unsigned long long *out)
+{
+	int nr = 0;
+
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long long v;
+		int op;
+
+		if (nr == MAX_LIST)
+			return usage_fail(sandbox_usage, "sandbox", "%s: more than %d names",
+					  opt, MAX_LIST);
+		if (!tbl) {
+			op = iouring_bpf_opcode_from_name(tok);
+			if (op < 0)
+				return usage_fail(sandbox_usage, "sandbox",
+						  "%s: no io_uring opcode '%s'", opt, tok);
+			v = (unsigned int)op;
+		} else if (lookup(tbl, n, tok, &v)) {
+			return usage_fail(sandbox_usage, "sandbox", "%s: unknown name '%s'",
+					  opt, tok);
+		}
+		out[nr++] = v;
+	}
+	if (!nr)
+		return usage_fail(sandbox_usage, "sandbox", "%s: an empty list", opt);
+	return nr;
+}
+
+int cmd_sandbox(int argc, char **argv)
+{
+	enum { O_ALLOW = 1, O_DENY_REST, O_DENY, O_SOCK, O_CONN, O_OPEN_DENY, O_RESOLVE };
+	static const struct option opts[] = {
+		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "deny-rest", no_argument, NULL, O_DENY_REST },
+		{ "deny", required_argument, NULL, O_DENY },
+		{ "socket-family", required_argument, NULL, O_SOCK },
+		{ "connect-family", required_argument, NULL, O_CONN },
+		{ "open-deny", required_argument, NULL, O_OPEN_DENY },
+		{ "open-resolve", required_argument, NULL, O_RESOLVE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned long long allow[MAX_LIST], deny[MAX_LIST], sock[MAX_LIST], conn[MAX_LIST];
+	unsigned long long tmp[MAX_LIST], open_deny = 0, resolve = 0;
+	int nr_allow = 0, nr_deny = 0, nr_sock = 0, nr_conn = 0, c, ret;
+	unsigned int ops[MAX_LIST];
+	int fams[MAX_LIST];
+	bool deny_rest = false;
+
+	optind = 1;
+	while ((c = getopt_long(argc + 1, argv - 1, "+h", opts, NULL)) != -1) {
+		int n;
+
+		switch (c) {
+		case O_ALLOW:
+			nr_allow = parse_list("--allow", optarg, NULL, 0, allow);
+			if (nr_allow < 0)
+				return nr_allow;
+			break;
+		case O_DENY_REST:
+			deny_rest = true;
+			break;
+		case O_DENY:
+			nr_deny = parse_list("--deny", optarg, NULL, 0, deny);
+			if (nr_deny < 0)
+				return nr_deny;
+			break;
+		case O_SOCK:
+			nr_sock = parse_list("--socket-family", optarg, families,
+					     sizeof(families) / sizeof(families[0]), sock);
+			if (nr_sock < 0)
+				return nr_sock;
+			break;
+		case O_CONN:
+			nr_conn = parse_list("--connect-family", optarg, families,
+					     sizeof(families) / sizeof(families[0]), conn);
+			if (nr_conn < 0)
+				return nr_conn;
+			break;
+		case O_OPEN_DENY:
+		case O_RESOLVE:
+			n = parse_list(c == O_OPEN_DENY ? "--open-deny" : "--open-resolve", optarg,
+				       c == O_OPEN_DENY ? open_flags : resolve_flags,
+				       c == O_OPEN_DENY ? sizeof(open_flags) / sizeof(open_flags[0]) :
+				       sizeof(resolve_flags) / sizeof(resolve_flags[0]), tmp);
+			if (n < 0)
+				return n;
+			for (int i = 0; i < n; i++)
+				*(c == O_OPEN_DENY ? &open_deny : &resolve) |= tmp[i];
+			break;
+		case 'h':
+			sandbox_usage(stdout);
+			return 0;
+		default:
+			return usage_fail(sandbox_usage, "sandbox", "unknown option");
+		}
+	}
+	if (optind >= argc + 1)
+		return usage_fail(sandbox_usage, "sandbox", "which program? (sandbox ... -- PROGRAM)");
+	if (deny_rest && !nr_allow)
+		return usage_fail(sandbox_usage, "sandbox", "--deny-rest needs --allow");
+
+	ret = iouring_bpf_no_new_privs();
+	if (ret)
+		return fail(ret, "cannot set no_new_privs");
+	/* the payload filters first: DENY_REST only fills opcodes with none */
+	for (int i = 0; i < nr_sock; i++)
+		fams[i] = (int)sock[i];
+	if (nr_sock && (ret = iouring_bpf_filter_socket_families(IOURING_BPF_FILTER_TASK,
+								 fams, nr_sock)))
+		goto err;
+	for (int i = 0; i < nr_conn; i++)
+		fams[i] = (int)conn[i];
+	if (nr_conn && (ret = iouring_bpf_filter_connect_families(IOURING_BPF_FILTER_TASK,
+								  fams, nr_conn)))
+		goto err;
+	if ((open_deny || resolve) &&
+	    (ret = iouring_bpf_filter_open(IOURING_BPF_FILTER_TASK, open_deny, resolve)))
+		goto err;
+	for (int i = 0; i < nr_deny; i++)
+		if ((ret = iouring_bpf_filter_deny(IOURING_BPF_FILTER_TASK, (unsigned int)deny[i])))
+			goto err;
+	for (int i = 0; i < nr_allow; i++)
+		ops[i] = (unsigned int)allow[i];
+	if (nr_allow && (ret = iouring_bpf_filter_allow(IOURING_BPF_FILTER_TASK, ops, nr_allow,
+							deny_rest)))
+		goto err;
+
+	execvp(argv[optind - 1], argv + optind - 1);
+	return fail(-errno, "cannot run %s", argv[optind - 1]);
+err:
+	if (ret == -EINVAL)
+		return fail(ret, "cannot register io_uring filters: this kernel has no "
+			    "IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 series)");
+	return fail(ret, "cannot register io_uring filters");
+}
