@@ -761,6 +761,54 @@ out:
 	return status;
 }
 
+/* in the sandbox: NOP runs, READ and SOCKET(AF_INET6) are denied */
+static int sandbox_check(void)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	char buf[8];
+	int fd = open("/dev/zero", O_RDONLY), fail = 1;
+
+	if (!CHECK(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1, "no_new_privs not set") ||
+	    !CHECK(getuid() == 65534, "not running as nobody") ||
+	    io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+	if (!CHECK(nop(&ring, 1) == 0, "NOP denied in the sandbox") ||
+	    !CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied in the sandbox") ||
+	    !CHECK(sock_op(&ring, AF_INET6, SOCK_DGRAM, 3) == -EACCES, "AF_INET6 socket allowed") ||
+	    !CHECK(sock_op(&ring, AF_UNIX, SOCK_DGRAM, 4) == 0, "AF_UNIX socket denied"))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+static const char *tool;
+
+/* iouring-bpf sandbox, run by an unprivileged user */
+static int child_sandbox(void)
+{
+	if (!CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0,
+		   "become nobody: %s", strerror(errno)))
+		return KSFT_FAIL;
+	execl(tool, tool, "sandbox", "--socket-family", "unix,inet", "--allow", "nop,socket",
+	      "--deny-rest", "--", self_exe, "sandbox-check", (char *)NULL);
+	fprintf(stderr, "exec %s: %s\n", tool, strerror(errno));
+	return KSFT_FAIL;
+}
+
+static int test_sandbox(void)
+{
+	if (!tool) {
+		fprintf(stderr, "usage: filters_test sandbox PATH-OF-iouring-bpf\n");
+		return KSFT_FAIL;
+	}
+	return in_child(child_sandbox);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -779,6 +827,7 @@ static const struct {
 	{ "task-register-allowlist", test_task_register_allowlist },
 	{ "task-exec", test_task_exec },
 	{ "loop-policy", test_loop_policy },
+	{ "sandbox", test_sandbox },
 };
 
 int main(int argc, char **argv)
@@ -788,6 +837,10 @@ int main(int argc, char **argv)
 	self_exe = argv[0];
 	if (argc == 2 && !strcmp(argv[1], "exec-check"))
 		return exec_check();
+	if (argc == 2 && !strcmp(argv[1], "sandbox-check"))
+		return sandbox_check();
+	if (argc == 3 && !strcmp(argv[1], "sandbox"))
+		tool = argv[2], argc = 2;
 	if (argc != 2 || !strcmp(argv[1], "--help")) {
 		fprintf(stderr, "usage: %s TEST\ntests:", argv[0]);
 		for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
