@@ -544,6 +544,16 @@ int iouring_bpf_no_new_privs(void);
 const char *iouring_bpf_opcode_name(unsigned int opcode);
 int iouring_bpf_opcode_from_name(const char *name);
 
+/* What a ring's fdinfo says is in force (this project's kernel series). */
+struct iouring_bpf_ring_filters {
+	bool	reported;		/* the kernel shows restrictions and filters */
+	bool	sqe_restricted;		/* SQEs pass an allowlist */
+	bool	reg_restricted;		/* register ops pass an allowlist */
+	unsigned char nr_filters[256];	/* filters per opcode */
+	bool	deny_rest[256];		/* denied by IO_URING_BPF_FILTER_DENY_REST */
+};
+int iouring_bpf_ring_filters_read(pid_t pid, int fd, struct iouring_bpf_ring_filters *out);
+
 #ifdef __cplusplus
 }
 #endif

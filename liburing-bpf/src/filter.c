@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -248,4 +249,45 @@ int iouring_bpf_opcode_from_name(const char *name)
 		if (opcode_names[i] && !strcasecmp(opcode_names[i], name))
 			return (int)i;
 	return -ENOENT;
+}
+
+int iouring_bpf_ring_filters_read(pid_t pid, int fd, struct iouring_bpf_ring_filters *out)
+{
+	char path[64], line[4096];
+	bool ring = false;
+	FILE *f;
+
+	if (!out || fd < 0)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid > 0 ? (int)pid : (int)getpid(),
+		 fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int sqe, reg;
+
+		if (!strncmp(line, "SqMask:", 7))
+			ring = true;
+		if (sscanf(line, "Restricted:\t%d %d", &sqe, &reg) == 2) {
+			out->sqe_restricted = sqe;
+			out->reg_restricted = reg;
+			out->reported = true;
+		} else if (!strncmp(line, "BpfFilters:", 11)) {
+			char *save = NULL;
+
+			for (char *tok = strtok_r(line + 11, " \t\n", &save); tok;
+			     tok = strtok_r(NULL, " \t\n", &save)) {
+				unsigned int op, n;
+
+				if (sscanf(tok, "%u:%u", &op, &n) != 2 || op > 255)
+					continue;
+				out->nr_filters[op] = n > 255 ? 255 : (unsigned char)n;
+				out->deny_rest[op] = strstr(tok, "+deny") != NULL;
+			}
+		}
+	}
+	fclose(f);
+	return ring ? 0 : -EBADF;
 }
