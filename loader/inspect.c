@@ -6,7 +6,9 @@
  */
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
+#include <unistd.h>
 #include <liburing-bpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +17,127 @@
 
 static void inspect_usage(FILE *f)
 {
-	fprintf(f, "usage: %s inspect PROG.o\n\n"
+	fprintf(f, "usage: %s inspect PROG.o\n"
+		   "       %s inspect --pid PID\n\n"
 		   "What the object holds and needs: io_uring_bpf_ops maps and their programs,\n"
 		   "globals (which can be set with load --set, and their defaults), the kfuncs\n"
 		   "its programs call and whether the running kernel has them. Needs no\n"
-		   "privileges; nothing is loaded.\n", prog_name);
+		   "privileges; nothing is loaded.\n"
+		   "With --pid: what is in force on each io_uring ring of process PID\n"
+		   "(no_new_privs, allowlists, request filters by opcode, an attached loop).\n",
+		   prog_name, prog_name);
+}
+
+/* inspect --pid: the rings of a process and what restricts them */
+static int inspect_pid(const char *arg)
+{
+	char path[64], link[64], line[256];
+	struct dirent *de;
+	int pid, nnp = -1, rings = 0;
+	char *end;
+	FILE *f;
+	DIR *d;
+
+	pid = (int)strtol(arg, &end, 10);
+	if (!*arg || *end || pid <= 0)
+		return usage_fail(inspect_usage, "inspect", "--pid: not a process id '%s'", arg);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return fail(-errno, "process %d", pid);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "NoNewPrivs:\t%d", &nnp) == 1)
+			break;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return fail(-errno, "cannot list the files of process %d", pid);
+	if (json_output) {
+		jw = json_new(stdout);
+		json_object_start(jw);
+		json_key(jw, "pid");
+		json_int(jw, pid);
+		json_key(jw, "no_new_privs");
+		json_bool(jw, nnp == 1);
+		json_key(jw, "rings");
+		json_array_start(jw);
+	} else {
+		printf("process %d: no_new_privs %s\n", pid, nnp == 1 ? "yes" : "no");
+	}
+	while ((de = readdir(d))) {
+		struct iouring_bpf_ring_filters rf;
+		char fdpath[320];
+		ssize_t n;
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[io_uring]"))
+			continue;
+		if (iouring_bpf_ring_filters_read(pid, fd, &rf))
+			continue;
+		rings++;
+		if (json_output) {
+			json_object_start(jw);
+			json_key(jw, "fd");
+			json_int(jw, fd);
+			json_key(jw, "reported");
+			json_bool(jw, rf.reported);
+			json_key(jw, "sqe_allowlist");
+			json_bool(jw, rf.sqe_restricted);
+			json_key(jw, "register_allowlist");
+			json_bool(jw, rf.reg_restricted);
+			json_key(jw, "filters");
+			json_object_start(jw);
+			for (unsigned int op = 0; op < 256; op++) {
+				const char *name = iouring_bpf_opcode_name(op);
+				char num[8];
+
+				if (!rf.nr_filters[op] && !rf.deny_rest[op])
+					continue;
+				snprintf(num, sizeof(num), "%u", op);
+				json_key(jw, name ? name : num);
+				json_string(jw, rf.deny_rest[op] ? (rf.nr_filters[op] ? "filtered, denied" :
+								   "denied") : "filtered");
+			}
+			json_object_end(jw);
+			json_object_end(jw);
+			continue;
+		}
+		printf("ring fd %d:", fd);
+		if (!rf.reported) {
+			printf(" this kernel does not show restrictions or filters\n");
+			continue;
+		}
+		printf(" SQE allowlist %s, register allowlist %s\n",
+		       rf.sqe_restricted ? "yes" : "no", rf.reg_restricted ? "yes" : "no");
+		for (unsigned int op = 0; op < 256; op++) {
+			const char *name = iouring_bpf_opcode_name(op);
+
+			if (!rf.nr_filters[op] && !rf.deny_rest[op])
+				continue;
+			if (rf.deny_rest[op] && !rf.nr_filters[op])
+				printf("  %-18s denied (deny-rest)\n", name ? name : "?");
+			else
+				printf("  %-18s %u filter(s)%s\n", name ? name : "?", rf.nr_filters[op],
+				       rf.deny_rest[op] ? ", then denied" : "");
+		}
+	}
+	closedir(d);
+	if (json_output) {
+		json_array_end(jw);
+		json_object_end(jw);
+		json_destroy(jw);
+	} else if (!rings) {
+		printf("no io_uring rings\n");
+	}
+	return 0;
 }
 
 static const char *type_name(const struct btf *btf, __u32 id)
@@ -54,6 +172,8 @@ int cmd_inspect(int argc, char **argv)
 
 	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
 		return inspect_usage(stdout), 0;
+	if (argc == 2 && !strcmp(argv[0], "--pid"))
+		return inspect_pid(argv[1]);
 	if (argc != 1) {
 		return usage_fail(inspect_usage, "inspect", "one object expected");
 	}

@@ -184,7 +184,7 @@ static const struct command {
 			    "        load PROG.o --ring [--entries N] [--set VAR=VALUE]..." },
 	{ "list", cmd_list, "list" },
 	{ "unload", cmd_unload, "unload NAME" },
-	{ "inspect", cmd_inspect, "inspect PROG.o" },
+	{ "inspect", cmd_inspect, "inspect PROG.o\n        inspect --pid PID" },
 	{ "ublk", cmd_ublk, "ublk add --target loop|split|loop-user|bpf [--file FILE]... [OPTIONS]\n"
 			    "        ublk list\n"
 			    "        ublk del ID" },
