@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE	/* O_TMPFILE, O_PATH */
 #include <errno.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ static void sandbox_usage(FILE *f)
 		"  --open-resolve FLAGS   OPENAT2 only with these RESOLVE_* flags\n"
 		"                         (in_root,beneath,no_symlinks,no_magiclinks,\n"
 		"                         no_xdev); every OPENAT is denied then\n"
+		"  --profile FILE         first: options from FILE, a JSON object whose keys\n"
+		"                         are the options above (\"allow\": [\"read\"],\n"
+		"                         \"deny-rest\": true)\n"
 		"  -h, --help             this text\n"
 		"The kernel needs IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's\n"
 		"6.12 series).\n", prog_name);
@@ -114,6 +118,145 @@ static int parse_list(const char *opt, char *arg, const struct name_val *tbl, si
 	return nr;
 }
 
+/*
+ * A profile file: one JSON object whose keys are the long options without
+ * their dashes ("-" may be "_"), each a string, an array of strings or
+ * (deny-rest) true/false:
+ *   { "allow": ["accept", "recv", "send"], "deny-rest": true,
+ *     "socket-family": ["inet", "inet6"] }
+ * Each becomes "--KEY VALUE" (arrays joined with commas) in *argv_out.
+ */
+struct profile_args {
+	char *argv[64];
+	int argc;
+};
+
+static void skip_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+/* a JSON string without escapes other than \" and \\ into a new buffer */
+static char *json_str(const char **p)
+{
+	const char *s = *p;
+	size_t n = 0;
+	char *out;
+
+	if (*s != '"')
+		return NULL;
+	out = malloc(strlen(s) + 1);
+	if (!out)
+		return NULL;
+	for (s++; *s && *s != '"'; s++) {
+		if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
+			s++;
+		else if (*s == '\\' || (unsigned char)*s < 0x20)
+			break;
+		out[n++] = *s;
+	}
+	if (*s != '"') {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	*p = s + 1;
+	return out;
+}
+
+static int add_arg(struct profile_args *a, char *arg)
+{
+	if (!arg || a->argc == (int)(sizeof(a->argv) / sizeof(a->argv[0])) - 1) {
+		free(arg);
+		return -EINVAL;
+	}
+	a->argv[a->argc++] = arg;
+	return 0;
+}
+
+static int read_profile(const char *path, struct profile_args *a)
+{
+	char buf[16384], *key = NULL;
+	const char *p = buf;
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return fail(-errno, "profile %s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	skip_ws(&p);
+	if (*p++ != '{')
+		goto bad;
+	for (;;) {
+		char opt[64];
+
+		skip_ws(&p);
+		if (*p == '}')
+			break;
+		key = json_str(&p);
+		if (!key || strlen(key) > 40)
+			goto bad;
+		for (char *c = key; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		snprintf(opt, sizeof(opt), "--%s", key);
+		free(key);
+		key = NULL;
+		skip_ws(&p);
+		if (*p++ != ':')
+			goto bad;
+		skip_ws(&p);
+		if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
+			if (*p == 't' && add_arg(a, strdup(opt)))
+				goto bad;
+			p += *p == 't' ? 4 : 5;
+		} else if (*p == '"') {
+			if (add_arg(a, strdup(opt)) || add_arg(a, json_str(&p)))
+				goto bad;
+		} else if (*p == '[') {
+			char list[4096] = "";
+
+			p++;
+			for (;;) {
+				char *item;
+
+				skip_ws(&p);
+				if (*p == ']') {
+					p++;
+					break;
+				}
+				item = json_str(&p);
+				if (!item || strlen(list) + strlen(item) + 2 > sizeof(list)) {
+					free(item);
+					goto bad;
+				}
+				if (*list)
+					strcat(list, ",");
+				strcat(list, item);
+				free(item);
+				skip_ws(&p);
+				if (*p == ',')
+					p++;
+			}
+			if (add_arg(a, strdup(opt)) || add_arg(a, strdup(list)))
+				goto bad;
+		} else {
+			goto bad;
+		}
+		skip_ws(&p);
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+bad:
+	free(key);
+	return fail(-EINVAL, "profile %s: not a flat JSON object of strings, string arrays "
+		    "and booleans (near byte %td)", path, p - buf);
+}
+
 int cmd_sandbox(int argc, char **argv)
 {
 	enum { O_ALLOW = 1, O_DENY_REST, O_DENY, O_SOCK, O_CONN, O_OPEN_DENY, O_RESOLVE };
@@ -135,8 +278,29 @@ int cmd_sandbox(int argc, char **argv)
 	int fams[MAX_LIST];
 	bool deny_rest = false;
 
+	/* --profile FILE (first): its options, then the command line's */
+	struct profile_args pa = { .argc = 0 };
+	char **args = argv - 1;
+	int nargs = argc + 1;
+
+	if (argc >= 2 && !strcmp(argv[0], "--profile")) {
+		char **all;
+
+		pa.argv[pa.argc++] = argv[-1];
+		ret = read_profile(argv[1], &pa);
+		if (ret)
+			return ret;
+		all = calloc(pa.argc + argc, sizeof(*all));
+		if (!all)
+			return fail(-ENOMEM, "profile");
+		memcpy(all, pa.argv, pa.argc * sizeof(*all));
+		memcpy(all + pa.argc, argv + 2, (argc - 2) * sizeof(*all));
+		nargs = pa.argc + argc - 2;
+		all[nargs] = NULL;
+		args = all;
+	}
 	optind = 1;
-	while ((c = getopt_long(argc + 1, argv - 1, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, args, "+h", opts, NULL)) != -1) {
 		int n;
 
 		switch (c) {
@@ -183,7 +347,7 @@ int cmd_sandbox(int argc, char **argv)
 			return usage_fail(sandbox_usage, "sandbox", "unknown option");
 		}
 	}
-	if (optind >= argc + 1)
+	if (optind >= nargs)
 		return usage_fail(sandbox_usage, "sandbox", "which program? (sandbox ... -- PROGRAM)");
 	if (deny_rest && !nr_allow)
 		return usage_fail(sandbox_usage, "sandbox", "--deny-rest needs --allow");
@@ -214,8 +378,8 @@ int cmd_sandbox(int argc, char **argv)
 							deny_rest)))
 		goto err;
 
-	execvp(argv[optind - 1], argv + optind - 1);
-	return fail(-errno, "cannot run %s", argv[optind - 1]);
+	execvp(args[optind], args + optind);
+	return fail(-errno, "cannot run %s", args[optind]);
 err:
 	if (ret == -EINVAL)
 		return fail(ret, "cannot register io_uring filters: this kernel has no "
