@@ -800,6 +800,48 @@ static int child_sandbox(void)
 	return KSFT_FAIL;
 }
 
+/* under examples/sandbox/net-server.json: inet sockets yes, unix and READ no */
+static int net_profile_check(void)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	char buf[8];
+	int fd = open("/dev/zero", O_RDONLY), fail = 1;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+	if (!CHECK(sock_op(&ring, AF_INET6, SOCK_STREAM, 1) == 0, "AF_INET6 socket denied") ||
+	    !CHECK(sock_op(&ring, AF_UNIX, SOCK_STREAM, 2) == -EACCES, "AF_UNIX socket allowed") ||
+	    !CHECK(run_one(&ring, sqe, 3) == -EACCES, "READ allowed by the network profile") ||
+	    !CHECK(nop(&ring, 4) == -EACCES, "NOP allowed by the network profile"))
+		goto out;
+	fail = 0;
+out:
+	io_uring_queue_exit(&ring);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+static const char *profile;
+
+static int child_profile(void)
+{
+	execl(tool, tool, "sandbox", "--profile", profile, "--", self_exe, "net-profile-check",
+	      (char *)NULL);
+	fprintf(stderr, "exec %s: %s\n", tool, strerror(errno));
+	return KSFT_FAIL;
+}
+
+static int test_sandbox_profile(void)
+{
+	if (!tool || !profile) {
+		fprintf(stderr, "usage: filters_test sandbox-profile TOOL PROFILE\n");
+		return KSFT_FAIL;
+	}
+	return in_child(child_profile);
+}
+
 static int test_sandbox(void)
 {
 	if (!tool) {
@@ -828,6 +870,7 @@ static const struct {
 	{ "task-exec", test_task_exec },
 	{ "loop-policy", test_loop_policy },
 	{ "sandbox", test_sandbox },
+	{ "sandbox-profile", test_sandbox_profile },
 };
 
 int main(int argc, char **argv)
@@ -839,8 +882,12 @@ int main(int argc, char **argv)
 		return exec_check();
 	if (argc == 2 && !strcmp(argv[1], "sandbox-check"))
 		return sandbox_check();
+	if (argc == 2 && !strcmp(argv[1], "net-profile-check"))
+		return net_profile_check();
 	if (argc == 3 && !strcmp(argv[1], "sandbox"))
 		tool = argv[2], argc = 2;
+	if (argc == 4 && !strcmp(argv[1], "sandbox-profile"))
+		tool = argv[2], profile = argv[3], argc = 2;
 	if (argc != 2 || !strcmp(argv[1], "--help")) {
 		fprintf(stderr, "usage: %s TEST\ntests:", argv[0]);
 		for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
