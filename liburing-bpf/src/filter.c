@@ -113,7 +113,9 @@ static int add_one_of(int fd, unsigned int opcode, uint32_t off, const uint32_t 
 	return ret;
 }
 
-int iouring_bpf_filter_socket_families(int fd, const int *families, unsigned int nr)
+/* @opcode only for these address families (the payload's family word) */
+static int add_families(int fd, unsigned int opcode, uint32_t off, unsigned int pdu,
+			const int *families, unsigned int nr)
 {
 	uint32_t vals[250];
 	unsigned int i;
@@ -122,21 +124,19 @@ int iouring_bpf_filter_socket_families(int fd, const int *families, unsigned int
 		return -EINVAL;
 	for (i = 0; i < nr; i++)
 		vals[i] = (uint32_t)families[i];
-	return add_one_of(fd, IORING_OP_SOCKET, CTX_OFF(socket.family), vals, nr,
-			  sizeof(((struct io_uring_bpf_ctx *)0)->socket));
+	return add_one_of(fd, opcode, off, vals, nr, pdu);
+}
+
+int iouring_bpf_filter_socket_families(int fd, const int *families, unsigned int nr)
+{
+	return add_families(fd, IORING_OP_SOCKET, CTX_OFF(socket.family),
+			    sizeof(((struct io_uring_bpf_ctx *)0)->socket), families, nr);
 }
 
 int iouring_bpf_filter_connect_families(int fd, const int *families, unsigned int nr)
 {
-	uint32_t vals[250];
-	unsigned int i;
-
-	if (!families || !nr || nr > 250)
-		return -EINVAL;
-	for (i = 0; i < nr; i++)
-		vals[i] = (uint32_t)families[i];
-	return add_one_of(fd, IORING_OP_CONNECT, CTX_OFF(connect.family), vals, nr,
-			  sizeof(((struct io_uring_bpf_ctx *)0)->connect));
+	return add_families(fd, IORING_OP_CONNECT, CTX_OFF(connect.family),
+			    sizeof(((struct io_uring_bpf_ctx *)0)->connect), families, nr);
 }
 
 /*
