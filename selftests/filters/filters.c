@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <linux/filter.h>
 #include <linux/io_uring/bpf_filter.h>
+#include <linux/ublk_cmd.h>
 #include <liburing.h>
 #include <liburing-bpf.h>
 #include "selftest.h"
@@ -150,11 +151,18 @@ static int test_refusals(void)
 		BPF_STMT(BPF_RET | BPF_K, 1),
 	};
 	static struct sock_filter big[BPF_MAXINSNS + 1];
+	struct io_uring_probe *probe_ops;
 	struct io_uring_bpf reg;
 	struct io_uring ring;
-	int fd, fail = 0;
+	int fd, fail = 0, op_last;
 	uint8_t pdu;
 
+	/* the kernel's IORING_OP_LAST: liburing's header may be older */
+	probe_ops = io_uring_get_probe();
+	if (!CHECK(probe_ops, "io_uring_get_probe"))
+		return KSFT_FAIL;
+	op_last = probe_ops->last_op + 1;
+	io_uring_free_probe(probe_ops);
 	if (io_uring_queue_init(8, &ring, 0))
 		return KSFT_FAIL;
 	fd = ring.ring_fd;
@@ -176,7 +184,7 @@ static int test_refusals(void)
 	EXPECT(REG(reg.cmd_type = 2), -EINVAL, "cmd_type 2");
 	EXPECT(REG(reg.cmd_flags = 1), -EINVAL, "cmd_flags 1");
 	EXPECT(REG(reg.resv = 1), -EINVAL, "resv 1");
-	EXPECT(REG(reg.filter.opcode = IORING_OP_LAST), -EINVAL, "opcode IORING_OP_LAST");
+	EXPECT(REG(reg.filter.opcode = op_last), -EINVAL, "opcode IORING_OP_LAST");
 	EXPECT(REG(reg.filter.opcode = 255), -EINVAL, "opcode 255");
 	EXPECT(REG(reg.filter.flags = 4), -EINVAL, "unknown flag 4");
 	EXPECT(REG(reg.filter.resv[1] = 1), -EINVAL, "filter.resv");
@@ -389,17 +397,20 @@ out:
 	return fail ? KSFT_FAIL : KSFT_PASS;
 }
 
-static int open_op(struct io_uring *ring, const char *path, int flags, uint64_t resolve,
+/* OPENAT (two false) or OPENAT2 of NAME in directory DFD */
+static int open_op(struct io_uring *ring, int dfd, const char *name, int flags, uint64_t resolve,
 		   bool two, uint64_t ud)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-	struct open_how how = { .flags = flags, .mode = 0600, .resolve = resolve };
+	/* openat2 refuses a mode without O_CREAT or O_TMPFILE */
+	struct open_how how = { .flags = flags, .mode = flags & O_CREAT ? 0600 : 0,
+				.resolve = resolve };
 	int ret;
 
 	if (two)
-		io_uring_prep_openat2(sqe, AT_FDCWD, path, &how);
+		io_uring_prep_openat2(sqe, dfd, name, &how);
 	else
-		io_uring_prep_openat(sqe, AT_FDCWD, path, flags, 0600);
+		io_uring_prep_openat(sqe, dfd, name, flags, 0600);
 	ret = run_one(ring, sqe, ud);
 	if (ret >= 0)
 		close(ret);
@@ -410,30 +421,36 @@ static int open_op(struct io_uring *ring, const char *path, int flags, uint64_t 
 static int test_open(void)
 {
 	char path[] = "/tmp/filters.XXXXXX";
+	const char *name = path + strlen("/tmp/");
 	struct io_uring ring;
-	int fail = 1, fd;
+	int fail = 1, fd, dfd, res;
 
 	fd = mkstemp(path);
 	if (!CHECK(fd >= 0, "mkstemp"))
 		return KSFT_FAIL;
 	close(fd);
-	if (io_uring_queue_init(8, &ring, 0))
+	/* RESOLVE_IN_ROOT makes the directory the root: name the file in it */
+	dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	if (!CHECK(dfd >= 0, "open /tmp: %s", strerror(errno)) ||
+	    !CHECK_OK(io_uring_queue_init(8, &ring, 0), "ring setup"))
 		return KSFT_FAIL;
 	if (!CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_OPENAT, 0, CTX_OFF(open.flags), O_CREAT,
 				  O_CREAT, 24), "deny OPENAT with O_CREAT") ||
 	    !CHECK_OK(add_deny_if(ring.ring_fd, IORING_OP_OPENAT2, 0, CTX_OFF(open.resolve),
 				  RESOLVE_IN_ROOT, 0, 24), "deny OPENAT2 without RESOLVE_IN_ROOT") ||
-	    !CHECK(open_op(&ring, path, O_RDONLY, 0, false, 1) == 0, "plain OPENAT denied") ||
-	    !CHECK(open_op(&ring, path, O_RDWR | O_CREAT, 0, false, 2) == -EACCES,
-		   "OPENAT with O_CREAT not denied") ||
-	    !CHECK(open_op(&ring, path, O_RDONLY, 0, true, 3) == -EACCES,
-		   "OPENAT2 without RESOLVE_IN_ROOT not denied") ||
-	    !CHECK(open_op(&ring, path, O_RDONLY, RESOLVE_IN_ROOT, true, 4) == 0,
-		   "OPENAT2 with RESOLVE_IN_ROOT denied"))
+	    !CHECK((res = open_op(&ring, AT_FDCWD, path, O_RDONLY, 0, false, 1)) == 0,
+		   "plain OPENAT: %d, want 0", res) ||
+	    !CHECK((res = open_op(&ring, AT_FDCWD, path, O_RDWR | O_CREAT, 0, false, 2)) ==
+		   -EACCES, "OPENAT with O_CREAT: %d, want -EACCES", res) ||
+	    !CHECK((res = open_op(&ring, dfd, name, O_RDONLY, 0, true, 3)) == -EACCES,
+		   "OPENAT2 without RESOLVE_IN_ROOT: %d, want -EACCES", res) ||
+	    !CHECK((res = open_op(&ring, dfd, name, O_RDONLY, RESOLVE_IN_ROOT, true, 4)) == 0,
+		   "OPENAT2 with RESOLVE_IN_ROOT: %d, want 0", res))
 		goto out;
 	fail = 0;
 out:
 	io_uring_queue_exit(&ring);
+	close(dfd);
 	unlink(path);
 	return fail ? KSFT_FAIL : KSFT_PASS;
 }
@@ -648,10 +665,11 @@ static int child_allowlist(void)
 		return KSFT_FAIL;
 	if (io_uring_queue_init(8, &ring, 0))
 		return KSFT_FAIL;
+	if (!CHECK(nop(&ring, 1) == 0, "NOP on an allowlisted ring"))
+		return KSFT_FAIL;
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
-	if (!CHECK(nop(&ring, 1) == 0, "NOP on an allowlisted ring") ||
-	    !CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied by the allowlist") ||
+	if (!CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied by the allowlist") ||
 	    /* an SQE-only allowlist leaves register ops alone (7.0's split) */
 	    !CHECK(io_uring_register_files(&ring, &fd, 1) == 0, "register files denied") ||
 	    /* and the ring's own allowlist is taken */
@@ -761,29 +779,127 @@ out:
 	return status;
 }
 
-/* in the sandbox: NOP runs, READ and SOCKET(AF_INET6) are denied */
-static int sandbox_check(void)
+/* UBLK_U_CMD_GET_FEATURES on /dev/ublk-control: its result, or -errno */
+static int ublk_get_features(struct io_uring *ring, int ctl, uint64_t *features)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct ublksrv_ctrl_cmd *cmd;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = ctl;
+	sqe->cmd_op = UBLK_U_CMD_GET_FEATURES;
+	cmd = (struct ublksrv_ctrl_cmd *)sqe->cmd;
+	cmd->dev_id = (uint32_t)-1;
+	cmd->queue_id = (uint16_t)-1;
+	cmd->addr = (uintptr_t)features;
+	cmd->len = sizeof(*features);
+	return run_one(ring, sqe, 1);
+}
+
+/*
+ * A driver's uring_cmd is filtered by its opcode like any other request: a
+ * ring that denies URING_CMD gets -EACCES for a ublk control command, and the
+ * driver never sees it (the features word stays as it was).
+ */
+static int test_uring_cmd(void)
+{
+	struct io_uring open_ring, denied_ring;
+	uint64_t features = 0;
+	int ctl, ret, status = KSFT_FAIL;
+
+	ctl = open("/dev/ublk-control", O_RDWR);
+	if (ctl < 0) {
+		fprintf(stderr, "SKIP: /dev/ublk-control: %s\n", strerror(errno));
+		return KSFT_SKIP;
+	}
+	if (!CHECK_OK(io_uring_queue_init(4, &open_ring, IORING_SETUP_SQE128), "ring setup"))
+		goto out_ctl;
+	if (!CHECK_OK(io_uring_queue_init(4, &denied_ring, IORING_SETUP_SQE128), "ring setup"))
+		goto out_open;
+	ret = ublk_get_features(&open_ring, ctl, &features);
+	if (!CHECK(ret == 0 && features, "GET_FEATURES with no filter: %d, features %#llx", ret,
+		   (unsigned long long)features))
+		goto out;
+	if (!CHECK_OK(add_const(denied_ring.ring_fd, IORING_OP_URING_CMD, 0, 0),
+		      "deny URING_CMD"))
+		goto out;
+	features = 0;
+	ret = ublk_get_features(&denied_ring, ctl, &features);
+	if (!CHECK(ret == -EACCES, "GET_FEATURES under a URING_CMD deny: %d, want -EACCES", ret) ||
+	    !CHECK(features == 0, "the driver ran a denied command: features %#llx",
+		   (unsigned long long)features) ||
+	    !CHECK(nop(&denied_ring, 2) == 0, "NOP denied by a URING_CMD filter") ||
+	    !CHECK(ublk_get_features(&open_ring, ctl, &features) == 0,
+		   "the other ring's GET_FEATURES failed"))
+		goto out;
+	status = KSFT_PASS;
+out:
+	io_uring_queue_exit(&denied_ring);
+out_open:
+	io_uring_queue_exit(&open_ring);
+out_ctl:
+	close(ctl);
+	return status;
+}
+
+/* what a sandboxed program expects of one request */
+struct expect {
+	const char *what;
+	uint8_t opcode;		/* NOP, READ (of /dev/zero) or SOCKET */
+	int family, type;	/* SOCKET's */
+	int res;		/* 0 (for READ: its byte count) or -EACCES */
+};
+
+static int check_requests(const struct expect *e, size_t n)
 {
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	char buf[8];
-	int fd = open("/dev/zero", O_RDONLY), fail = 1;
+	int fd, res, fail = 0;
+
+	fd = open("/dev/zero", O_RDONLY);
+	if (!CHECK(fd >= 0, "open /dev/zero: %s", strerror(errno)) ||
+	    !CHECK_OK(io_uring_queue_init(8, &ring, 0), "ring setup"))
+		return KSFT_FAIL;
+	for (size_t i = 0; i < n; i++) {
+		switch (e[i].opcode) {
+		case IORING_OP_NOP:
+			res = nop(&ring, i);
+			break;
+		case IORING_OP_READ:
+			sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
+			res = run_one(&ring, sqe, i);
+			break;
+		default:
+			res = sock_op(&ring, e[i].family, e[i].type, i);
+			break;
+		}
+		if (!CHECK(res == e[i].res, "%s: res %d, want %d", e[i].what, res, e[i].res))
+			fail = 1;
+	}
+	io_uring_queue_exit(&ring);
+	close(fd);
+	return fail ? KSFT_FAIL : KSFT_PASS;
+}
+
+/* under sandbox --socket-family unix,inet --allow nop,socket --deny-rest */
+static int sandbox_check(void)
+{
+	static const struct expect e[] = {
+		{ "NOP", IORING_OP_NOP, 0, 0, 0 },
+		{ "READ", IORING_OP_READ, 0, 0, -EACCES },
+		{ "AF_INET6 socket", IORING_OP_SOCKET, AF_INET6, SOCK_DGRAM, -EACCES },
+		{ "AF_UNIX socket", IORING_OP_SOCKET, AF_UNIX, SOCK_DGRAM, 0 },
+	};
 
 	if (!CHECK(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1, "no_new_privs not set") ||
-	    !CHECK(getuid() == 65534, "not running as nobody") ||
-	    io_uring_queue_init(8, &ring, 0))
+	    !CHECK(getuid() == 65534, "not running as nobody"))
 		return KSFT_FAIL;
-	sqe = io_uring_get_sqe(&ring);
-	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
-	if (!CHECK(nop(&ring, 1) == 0, "NOP denied in the sandbox") ||
-	    !CHECK(run_one(&ring, sqe, 2) == -EACCES, "READ not denied in the sandbox") ||
-	    !CHECK(sock_op(&ring, AF_INET6, SOCK_DGRAM, 3) == -EACCES, "AF_INET6 socket allowed") ||
-	    !CHECK(sock_op(&ring, AF_UNIX, SOCK_DGRAM, 4) == 0, "AF_UNIX socket denied"))
-		goto out;
-	fail = 0;
-out:
-	io_uring_queue_exit(&ring);
-	return fail ? KSFT_FAIL : KSFT_PASS;
+	return check_requests(e, sizeof(e) / sizeof(e[0]));
 }
 
 static const char *tool;
@@ -803,24 +919,14 @@ static int child_sandbox(void)
 /* under examples/sandbox/net-server.json: inet sockets yes, unix and READ no */
 static int net_profile_check(void)
 {
-	struct io_uring ring;
-	struct io_uring_sqe *sqe;
-	char buf[8];
-	int fd = open("/dev/zero", O_RDONLY), fail = 1;
+	static const struct expect e[] = {
+		{ "AF_INET6 socket", IORING_OP_SOCKET, AF_INET6, SOCK_STREAM, 0 },
+		{ "AF_UNIX socket", IORING_OP_SOCKET, AF_UNIX, SOCK_STREAM, -EACCES },
+		{ "READ", IORING_OP_READ, 0, 0, -EACCES },
+		{ "NOP", IORING_OP_NOP, 0, 0, -EACCES },
+	};
 
-	if (io_uring_queue_init(8, &ring, 0))
-		return KSFT_FAIL;
-	sqe = io_uring_get_sqe(&ring);
-	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
-	if (!CHECK(sock_op(&ring, AF_INET6, SOCK_STREAM, 1) == 0, "AF_INET6 socket denied") ||
-	    !CHECK(sock_op(&ring, AF_UNIX, SOCK_STREAM, 2) == -EACCES, "AF_UNIX socket allowed") ||
-	    !CHECK(run_one(&ring, sqe, 3) == -EACCES, "READ allowed by the network profile") ||
-	    !CHECK(nop(&ring, 4) == -EACCES, "NOP allowed by the network profile"))
-		goto out;
-	fail = 0;
-out:
-	io_uring_queue_exit(&ring);
-	return fail ? KSFT_FAIL : KSFT_PASS;
+	return check_requests(e, sizeof(e) / sizeof(e[0]));
 }
 
 static const char *profile;
@@ -869,6 +975,7 @@ static const struct {
 	{ "task-register-allowlist", test_task_register_allowlist },
 	{ "task-exec", test_task_exec },
 	{ "loop-policy", test_loop_policy },
+	{ "uring-cmd", test_uring_cmd },
 	{ "sandbox", test_sandbox },
 	{ "sandbox-profile", test_sandbox_profile },
 };
