@@ -117,17 +117,27 @@ static int inspect_pid(const char *arg)
 		}
 		printf(" SQE allowlist %s, register allowlist %s\n",
 		       rf.sqe_restricted ? "yes" : "no", rf.reg_restricted ? "yes" : "no");
+		unsigned int denied = 0, open = 0;
+
 		for (unsigned int op = 0; op < 256; op++) {
 			const char *name = iouring_bpf_opcode_name(op);
 
-			if (!rf.nr_filters[op] && !rf.deny_rest[op])
+			if (!rf.nr_filters[op] && !rf.deny_rest[op]) {
+				open += name != NULL;
 				continue;
-			if (rf.deny_rest[op] && !rf.nr_filters[op])
-				printf("  %-18s denied (deny-rest)\n", name ? name : "?");
-			else
-				printf("  %-18s %u filter(s)%s\n", name ? name : "?", rf.nr_filters[op],
-				       rf.deny_rest[op] ? ", then denied" : "");
+			}
+			if (rf.deny_rest[op] && !rf.nr_filters[op]) {
+				denied++;
+				continue;
+			}
+			printf("  %-18s %u filter(s)%s\n", name ? name : "?", rf.nr_filters[op],
+			       rf.deny_rest[op] ? ", then denied" : "");
 		}
+		/* a deny-rest profile denies dozens: one line (--json names them) */
+		if (denied && !open)
+			printf("  every other opcode (%u) denied (deny-rest)\n", denied);
+		else if (denied)
+			printf("  %u other opcode(s) denied (deny-rest)\n", denied);
 	}
 	closedir(d);
 	if (json_output) {
@@ -135,7 +145,8 @@ static int inspect_pid(const char *arg)
 		json_object_end(jw);
 		json_destroy(jw);
 	} else if (!rings) {
-		printf("no io_uring rings\n");
+		/* task restrictions have no file of their own: a new ring shows them */
+		printf("no io_uring rings (restrictions it inherited show on the rings it creates)\n");
 	}
 	return 0;
 }

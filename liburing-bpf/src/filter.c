@@ -70,17 +70,18 @@ int iouring_bpf_filter_allow(int fd, const unsigned int *opcodes, unsigned int n
 
 	if (!opcodes || !nr)
 		return -EINVAL;
+	/*
+	 * DENY_REST goes with the last one, when every other listed opcode has
+	 * its filter: it fills the slots that are empty at registration, and
+	 * an allow added after would stack on the denial.
+	 */
 	for (i = 0; i < nr; i++) {
-		ret = add_verdict(fd, opcodes[i], 0, 1);
+		ret = add_verdict(fd, opcodes[i],
+				  deny_rest && i == nr - 1 ? IO_URING_BPF_FILTER_DENY_REST : 0, 1);
 		if (ret)
 			return ret;
 	}
-	/*
-	 * Last, once every listed opcode has its filter: DENY_REST fills the
-	 * empty slots at registration, and an allow added after would stack
-	 * on the denial.
-	 */
-	return deny_rest ? add_verdict(fd, opcodes[0], IO_URING_BPF_FILTER_DENY_REST, 1) : 0;
+	return 0;
 }
 
 int iouring_bpf_filter_deny(int fd, unsigned int opcode)
