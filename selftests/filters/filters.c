@@ -511,7 +511,7 @@ out:
 	return fail ? KSFT_FAIL : KSFT_PASS;
 }
 
-/* port, in network byte order */
+/* CONNECT: a filter on the port denies exactly that port, compared in network byte order */
 static int test_connect_port(void)
 {
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(9),
@@ -585,6 +585,10 @@ static int child_nnp_rule(void)
 	return KSFT_PASS;
 }
 
+/*
+ * Task filters need no_new_privs or CAP_SYS_ADMIN: nobody without
+ * no_new_privs gets -EACCES, and succeeds once it is set.
+ */
 static int test_task_nnp(void)
 {
 	return in_child(child_nnp_rule);
@@ -626,6 +630,10 @@ static int child_inherit(void)
 	return CHECK(nop_on_new_ring(4) == -EACCES, "parent's deny lost") ? KSFT_PASS : KSFT_FAIL;
 }
 
+/*
+ * A task's filters reach the rings of its children and grandchildren; what a
+ * child adds stays with the child.
+ */
 static int test_task_inherit(void)
 {
 	return in_child(child_inherit);
@@ -680,6 +688,11 @@ static int child_allowlist(void)
 	return KSFT_PASS;
 }
 
+/*
+ * A task SQE allowlist (fd -1): refusals, a second one -EPERM, rings made
+ * afterwards run only the listed opcodes, and register ops stay allowed
+ * (7.0's split).
+ */
 static int test_task_allowlist(void)
 {
 	return in_child(child_allowlist);
@@ -706,6 +719,7 @@ static int child_register_allowlist(void)
 	return KSFT_PASS;
 }
 
+/* a task register-op allowlist: listed ops run on a new ring, others -EACCES */
 static int test_task_register_allowlist(void)
 {
 	return in_child(child_register_allowlist);
@@ -731,6 +745,10 @@ static int exec_check(void)
 		KSFT_PASS : KSFT_FAIL;
 }
 
+/*
+ * Task filters survive exec after the task has used io_uring (7.2's
+ * behaviour; 7.0 and 7.1 dropped them).
+ */
 static int test_task_exec(void)
 {
 	return in_child(child_exec);
@@ -939,6 +957,7 @@ static int child_profile(void)
 	return KSFT_FAIL;
 }
 
+/* iouring-bpf sandbox --profile examples/sandbox/net-server.json: inet sockets only, no file I/O */
 static int test_sandbox_profile(void)
 {
 	if (!tool || !profile) {
@@ -948,6 +967,10 @@ static int test_sandbox_profile(void)
 	return in_child(child_profile);
 }
 
+/*
+ * iouring-bpf sandbox run by nobody: no_new_privs set, the allowlist and
+ * socket families in force in the program it execs.
+ */
 static int test_sandbox(void)
 {
 	if (!tool) {
