@@ -574,8 +574,15 @@ static int child_nnp_rule(void)
 	if (!CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0,
 		   "become nobody: %s", strerror(errno)))
 		return KSFT_FAIL;
+	struct task_restriction bad = { .flags = 1 };
+
 	if (!CHECK(add_const(-1, IORING_OP_NOP, 0, 1) == -EACCES,
-		   "task filter without no_new_privs or CAP_SYS_ADMIN"))
+		   "task filter without no_new_privs or CAP_SYS_ADMIN") ||
+	    /* the privilege is checked before the arguments, as in mainline */
+	    !CHECK(sys_register(-1, REGISTER_BPF_FILTER, NULL, 0) == -EACCES,
+		   "task filter with bad arguments, without no_new_privs") ||
+	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, &bad, 1) == -EACCES,
+		   "task allowlist with bad flags, without no_new_privs"))
 		return KSFT_FAIL;
 	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS"))
 		return KSFT_FAIL;
@@ -666,9 +673,14 @@ static int child_allowlist(void)
 
 	if (!CHECK(sys_register(-1, REGISTER_RESTRICTIONS, &bad, 1) == -EINVAL,
 		   "task allowlist with flags 1") ||
-	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, NULL, 1) == -EINVAL, "NULL allowlist") ||
+	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, &bad, 2) == -EINVAL,
+		   "task allowlist with nr_args 2") ||
+	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, NULL, 1) == -EFAULT, "NULL allowlist") ||
 	    !CHECK_OK(register_task_allowlist(&nop_only, 1), "allow only NOP") ||
 	    !CHECK(register_task_allowlist(&nop_only, 1) == -EPERM, "second task allowlist") ||
+	    /* -EPERM comes first, whatever else is wrong with the call */
+	    !CHECK(sys_register(-1, REGISTER_RESTRICTIONS, &bad, 1) == -EPERM,
+		   "second task allowlist with bad flags") ||
 	    !CHECK(add_const(-1, IORING_OP_NOP, 0, 1) == 0, "a filter after the allowlist"))
 		return KSFT_FAIL;
 	if (io_uring_queue_init(8, &ring, 0))
