@@ -6,14 +6,17 @@
  * Each case builds a program from a mix of valid and invalid instructions
  * (loads at any offset, every ALU and jump form, jumps past the end,
  * divisions by zero), registers it for NOP with random flags and payload
- * size, and checks the result against what the interface allows (0,
- * -EINVAL, -EMSGSIZE). For an accepted program it runs NOPs with random
- * user_data and SQE flags and compares each verdict with this file's own
- * classic BPF interpreter on the same context: a NOP's context is known
- * in full. See fuzz.h for the options.
+ * size, for NOP or for SOCKET, and checks the result against what the
+ * interface allows (0, -EINVAL, -EMSGSIZE, the kernel's payload size
+ * written back). For an accepted program it runs requests of that opcode
+ * with random user_data and SQE flags (SOCKET: random family, type and
+ * flags) and compares each verdict with this file's own classic BPF
+ * interpreter on the same context, which the SQE determines in full. See
+ * fuzz.h for the options.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 
 #define REGISTER_BPF_FILTER	37
 #define MAX_INSNS		24
+#define SOCKET_PDU		12	/* family, type, protocol */
 
 static int add_filter(int fd, struct io_uring_bpf *reg)
 {
@@ -186,7 +190,7 @@ int main(int argc, char **argv)
 {
 	struct fuzz_run run;
 	uint64_t case_seed;
-	int ret = fuzz_init(&run, "filter", "nops", argc, argv);
+	int ret = fuzz_init(&run, "filter", "requests", argc, argv);
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
@@ -213,20 +217,33 @@ int main(int argc, char **argv)
 			fuzz_failed(&run, case_seed, "io_uring_queue_init");
 			continue;
 		}
+		bool sock = fuzz_chance(&r, 1, 2);
+		unsigned int pdu = sock ? SOCKET_PDU : 0;
+		static const uint8_t pdus[] = { 0, 4, 8, 12, 16, 24 };
+		bool msgsize;
+
 		memset(&reg, 0, sizeof(reg));
 		reg.cmd_type = IO_URING_BPF_CMD_FILTER;
-		reg.filter.opcode = IORING_OP_NOP;
+		reg.filter.opcode = sock ? IORING_OP_SOCKET : IORING_OP_NOP;
 		reg.filter.flags = fuzz_chance(&r, 1, 8) ? IO_URING_BPF_FILTER_SZ_STRICT : 0;
-		reg.filter.pdu_size = fuzz_chance(&r, 1, 8) ? 4 : 0;
+		reg.filter.pdu_size = fuzz_chance(&r, 1, 4) ?
+			pdus[fuzz_below(&r, sizeof(pdus))] : pdu;
 		reg.filter.filter_len = len;
 		reg.filter.filter_ptr = (uint64_t)(uintptr_t)prog;
+		/* more than the kernel fills, or (SZ_STRICT) other than it */
+		msgsize = reg.filter.pdu_size > pdu ||
+			  (reg.filter.flags & IO_URING_BPF_FILTER_SZ_STRICT &&
+			   reg.filter.pdu_size != pdu);
 		ret = add_filter(ring.ring_fd, &reg);
 		if (run.verbose)
-			printf("case %#" PRIx64 ": %u insns, %s, pdu %u -> %d\n", case_seed, len,
-			       valid ? "valid" : "invalid", reg.filter.pdu_size, ret);
-		if (reg.filter.pdu_size != 0)
-			fuzz_failed(&run, case_seed, "NOP payload size written back: %u",
-				    reg.filter.pdu_size);
+			printf("case %#" PRIx64 ": %s, %u insns, %s, pdu %u -> %d\n", case_seed,
+			       sock ? "SOCKET" : "NOP", len, valid ? "valid" : "invalid",
+			       reg.filter.pdu_size, ret);
+		if (reg.filter.pdu_size != pdu)
+			fuzz_failed(&run, case_seed, "%s payload size written back: %u, want %u",
+				    sock ? "SOCKET" : "NOP", reg.filter.pdu_size, pdu);
+		if (msgsize != (ret == -EMSGSIZE))
+			fuzz_failed(&run, case_seed, "payload size check: %d", ret);
 		if (ret == -EMSGSIZE) {
 			/* checked before the program: only the payload size decides */
 			io_uring_queue_exit(&ring);
@@ -244,24 +261,53 @@ int main(int argc, char **argv)
 				uint64_t ud = fuzz_next(&r);
 				int want;
 
-				io_uring_prep_nop(sqe);
+				static const int families[] = { AF_UNIX, AF_INET, AF_INET6,
+								AF_NETLINK, 4242 };
+				static const int types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_RAW,
+							     SOCK_SEQPACKET };
+				bool allowed;
+
+				if (sock) {
+					int family = families[fuzz_below(&r, 5)];
+					int type = types[fuzz_below(&r, 4)];
+
+					if (fuzz_chance(&r, 1, 3))
+						type |= SOCK_CLOEXEC;
+					if (fuzz_chance(&r, 1, 3))
+						type |= SOCK_NONBLOCK;
+					io_uring_prep_socket(sqe, family, type, 0, 0);
+					ctx.opcode = IORING_OP_SOCKET;
+					ctx.pdu_size = SOCKET_PDU;
+					ctx.socket.family = family;
+					ctx.socket.type = type;
+				} else {
+					io_uring_prep_nop(sqe);
+					ctx.opcode = IORING_OP_NOP;
+				}
 				io_uring_sqe_set_data64(sqe, ud);
 				if (fuzz_chance(&r, 1, 4))
 					sqe->flags |= IOSQE_ASYNC;
 				ctx.user_data = ud;
-				ctx.opcode = IORING_OP_NOP;
 				ctx.sqe_flags = sqe->flags;
-				want = interpret(prog, len, (const uint8_t *)&ctx) ? 0 : -EACCES;
+				allowed = interpret(prog, len, (const uint8_t *)&ctx);
 				io_uring_submit(&ring);
 				if (io_uring_wait_cqe(&ring, &cqe)) {
 					fuzz_failed(&run, case_seed, "no CQE");
 					break;
 				}
-				if (cqe->res != want)
+				/*
+				 * An allowed SOCKET may still fail (an unknown family), but
+				 * never with the denial's -EACCES: root may create all these.
+				 */
+				want = allowed ? 0 : -EACCES;
+				if (sock && cqe->res >= 0)
+					close(cqe->res);
+				if (sock ? (cqe->res == -EACCES) == allowed : cqe->res != want)
 					fuzz_failed(&run, case_seed,
-						    "NOP user_data %#" PRIx64 " flags %#x: res %d, "
-						    "the interpreter says %d", ud, ctx.sqe_flags,
-						    cqe->res, want);
+						    "%s user_data %#" PRIx64 " flags %#x: res %d, "
+						    "the interpreter says %s", sock ? "SOCKET" : "NOP",
+						    ud, ctx.sqe_flags, cqe->res,
+						    allowed ? "allow" : "deny");
 				io_uring_cqe_seen(&ring, cqe);
 				run.units++;
 			}
