@@ -24,14 +24,14 @@ static void inspect_usage(FILE *f)
 		   "its programs call and whether the running kernel has them. Needs no\n"
 		   "privileges; nothing is loaded.\n"
 		   "With --pid: what is in force on each io_uring ring of process PID\n"
-		   "(no_new_privs, allowlists, request filters by opcode, an attached loop).\n",
+		   "(no_new_privs, allowlists, request filters by opcode).\n",
 		   prog_name, prog_name);
 }
 
 /* inspect --pid: the rings of a process and what restricts them */
 static int inspect_pid(const char *arg)
 {
-	char path[64], link[64], line[256];
+	char path[64], target[256], line[256];
 	struct dirent *de;
 	int pid, nnp = -1, rings = 0;
 	char *end;
@@ -44,7 +44,7 @@ static int inspect_pid(const char *arg)
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return fail(-errno, "process %d", pid);
+		return fail(-errno, "process %d: %s", pid, strerror(errno));
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "NoNewPrivs:\t%d", &nnp) == 1)
 			break;
@@ -52,7 +52,7 @@ static int inspect_pid(const char *arg)
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	d = opendir(path);
 	if (!d)
-		return fail(-errno, "cannot list the files of process %d", pid);
+		return fail(-errno, "cannot list the files of process %d: %s", pid, strerror(errno));
 	if (json_output) {
 		jw = json_new(stdout);
 		json_object_start(jw);
@@ -67,18 +67,9 @@ static int inspect_pid(const char *arg)
 	}
 	while ((de = readdir(d))) {
 		struct iouring_bpf_ring_filters rf;
-		char fdpath[320];
-		ssize_t n;
 		int fd = atoi(de->d_name);
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[io_uring]"))
+		if (de->d_name[0] == '.' || !fd_is_io_uring(pid, fd, target, sizeof(target)))
 			continue;
 		if (iouring_bpf_ring_filters_read(pid, fd, &rf))
 			continue;
