@@ -956,20 +956,49 @@ static int net_profile_check(void)
 		{ "NOP", IORING_OP_NOP, 0, 0, -EACCES },
 	};
 
-	return check_requests(e, sizeof(e) / sizeof(e[0]));
+	struct io_uring ring;
+	char cmd[512], out[8192];
+	size_t n = 0;
+	FILE *f;
+	int ret;
+
+	ret = check_requests(e, sizeof(e) / sizeof(e[0]));
+	if (ret != KSFT_PASS)
+		return ret;
+	/* what iouring-bpf inspect --pid reports of this process and a ring of it */
+	if (!CHECK_OK(io_uring_queue_init(4, &ring, 0), "ring setup"))
+		return KSFT_FAIL;
+	snprintf(cmd, sizeof(cmd), "%s --json inspect --pid %d", tool, (int)getpid());
+	f = popen(cmd, "r");
+	if (f) {
+		n = fread(out, 1, sizeof(out) - 1, f);
+		ret = pclose(f);
+	}
+	out[n] = '\0';
+	io_uring_queue_exit(&ring);
+	if (!CHECK(f && ret == 0, "%s: exit %d", cmd, ret) ||
+	    !CHECK(strstr(out, "\"no_new_privs\":true") && strstr(out, "\"reported\":true") &&
+		   strstr(out, "\"socket\":\"filtered\"") && strstr(out, "\"read\":\"denied\"") &&
+		   strstr(out, "\"nop\":\"denied\""),
+		   "inspect --pid does not show the profile: %s", out))
+		return KSFT_FAIL;
+	return KSFT_PASS;
 }
 
 static const char *profile;
 
 static int child_profile(void)
 {
-	execl(tool, tool, "sandbox", "--profile", profile, "--", self_exe, "net-profile-check",
+	execl(tool, tool, "sandbox", "--profile", profile, "--", self_exe, "net-profile-check", tool,
 	      (char *)NULL);
 	fprintf(stderr, "exec %s: %s\n", tool, strerror(errno));
 	return KSFT_FAIL;
 }
 
-/* iouring-bpf sandbox --profile examples/sandbox/net-server.json: inet sockets only, no file I/O */
+/*
+ * iouring-bpf sandbox --profile examples/sandbox/net-server.json: inet sockets
+ * only, no file I/O; iouring-bpf inspect --pid shows it on the program's ring.
+ */
 static int test_sandbox_profile(void)
 {
 	if (!tool || !profile) {
@@ -1024,8 +1053,10 @@ int main(int argc, char **argv)
 		return exec_check();
 	if (argc == 2 && !strcmp(argv[1], "sandbox-check"))
 		return sandbox_check();
-	if (argc == 2 && !strcmp(argv[1], "net-profile-check"))
+	if (argc == 3 && !strcmp(argv[1], "net-profile-check")) {
+		tool = argv[2];
 		return net_profile_check();
+	}
 	if (argc == 3 && !strcmp(argv[1], "sandbox"))
 		tool = argv[2], argc = 2;
 	if (argc == 4 && !strcmp(argv[1], "sandbox-profile"))
