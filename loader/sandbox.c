@@ -6,6 +6,7 @@
  * BPF by liburing-bpf.
  */
 #define _GNU_SOURCE	/* O_TMPFILE, O_PATH */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <getopt.h>
@@ -27,7 +28,9 @@ static void sandbox_usage(FILE *f)
 		"usage: %s sandbox [OPTIONS] -- PROGRAM [ARG]...\n\n"
 		"Runs PROGRAM with io_uring requests filtered for it and every process it\n"
 		"forks and execs (no_new_privs is set first). Rules only narrow; none\n"
-		"can be lifted by PROGRAM.\n\n"
+		"can be lifted by PROGRAM. Rules bind only rings created after them, so\n"
+		"PROGRAM may not inherit a ring: an io_uring descriptor open without\n"
+		"FD_CLOEXEC here is refused (EBUSY).\n\n"
 		"options:\n"
 		"  --allow OPS            allow these opcodes (comma-separated names:\n"
 		"                         read,write,recv,send,...)\n"
@@ -257,6 +260,38 @@ bad:
 		    "and booleans (near byte %td)", path, p - buf);
 }
 
+/*
+ * A task restriction binds only rings created after it: a ring this
+ * process holds without FD_CLOEXEC would reach PROGRAM unfiltered. Refuse
+ * to run PROGRAM with one rather than pass it on.
+ */
+static int refuse_inherited_rings(void)
+{
+	char target[256];
+	struct dirent *de;
+	int fd, flags, ret = 0;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return fail(-errno, "cannot list /proc/self/fd: %s", strerror(errno));
+	while (!ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		if (fd == dirfd(d))
+			continue;
+		flags = fcntl(fd, F_GETFD);
+		if (flags < 0 || (flags & FD_CLOEXEC))
+			continue;
+		if (fd_is_io_uring(getpid(), fd, target, sizeof(target)))
+			ret = fail(-EBUSY, "descriptor %d is an io_uring created before the sandbox, "
+				   "which its rules would not bind: close it or set FD_CLOEXEC", fd);
+	}
+	closedir(d);
+	return ret;
+}
+
 int cmd_sandbox(int argc, char **argv)
 {
 	enum { O_ALLOW = 1, O_DENY_REST, O_DENY, O_SOCK, O_CONN, O_OPEN_DENY, O_RESOLVE };
@@ -352,6 +387,9 @@ int cmd_sandbox(int argc, char **argv)
 	if (deny_rest && !nr_allow)
 		return usage_fail(sandbox_usage, "sandbox", "--deny-rest needs --allow");
 
+	ret = refuse_inherited_rings();
+	if (ret)
+		return ret;
 	ret = iouring_bpf_no_new_privs();
 	if (ret)
 		return fail(ret, "cannot set no_new_privs");

@@ -1009,8 +1009,54 @@ static int test_sandbox_profile(void)
 }
 
 /*
+ * A ring created before the sandbox and open without FD_CLOEXEC: the
+ * program would inherit it with no filter, so the sandbox refuses (EBUSY,
+ * naming the descriptor) and does not run the program.
+ */
+static int child_inherited_ring(void)
+{
+	char out[2048], want[96];
+	struct io_uring ring;
+	size_t n = 0;
+	ssize_t r;
+	int pipefd[2], status;
+	pid_t pid;
+
+	if (!CHECK_OK(io_uring_queue_init(4, &ring, 0), "ring setup") ||
+	    !CHECK(fcntl(ring.ring_fd, F_SETFD, 0) == 0, "clear FD_CLOEXEC: %s", strerror(errno)) ||
+	    !CHECK(pipe(pipefd) == 0, "pipe: %s", strerror(errno)))
+		return KSFT_FAIL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		execl(tool, tool, "sandbox", "--allow", "nop", "--", "/bin/echo", "program ran",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (pid > 0 && n < sizeof(out) - 1 &&
+	       (r = read(pipefd[0], out + n, sizeof(out) - 1 - n)) > 0)
+		n += r;
+	out[n] = '\0';
+	close(pipefd[0]);
+	if (!CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "run %s: %s", tool, strerror(errno)))
+		return KSFT_FAIL;
+	io_uring_queue_exit(&ring);
+	snprintf(want, sizeof(want), "descriptor %d is an io_uring created before the sandbox",
+		 ring.ring_fd);
+	if (!CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0 && strstr(out, want) &&
+		   !strstr(out, "program ran"),
+		   "sandbox with an inherited ring (fd %d): status %#x, output: %s",
+		   ring.ring_fd, status, out))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+/*
  * iouring-bpf sandbox run by nobody: no_new_privs set, the allowlist and
- * socket families in force in the program it execs.
+ * socket families in force in the program it execs; and refused when the
+ * program would inherit a ring the rules do not bind.
  */
 static int test_sandbox(void)
 {
@@ -1018,6 +1064,8 @@ static int test_sandbox(void)
 		fprintf(stderr, "usage: filters_test sandbox PATH-OF-iouring-bpf\n");
 		return KSFT_FAIL;
 	}
+	if (in_child(child_inherited_ring) != KSFT_PASS)
+		return KSFT_FAIL;
 	return in_child(child_sandbox);
 }
 

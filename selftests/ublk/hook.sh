@@ -27,6 +27,13 @@
 #             is detached (stdin closed) mid-write; fio ends with 0 errors,
 #             every byte written and verified, and afterwards the daemon's
 #             policy serves (its ublk_requests grows, the data is right).
+#  private-file: the kernel opens the backing file for itself: O_APPEND
+#             set on the server's descriptor after the attach, a 4 KiB
+#             write of the device at 1 MiB lands at 1 MiB and the file
+#             does not grow; over a null_blk disk whose blocks at 1 MiB
+#             fail, a write there is lost in writeback, the server's
+#             fsync() gets the EIO, and the device's FLUSH (fsync of
+#             /dev/ublkbN) still fails with EIO.
 # usage: hook.sh TOOL HOOK_ATTACH POLICY_DIR OBJDIR BPFTOOL MODE
 #   Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -381,7 +388,71 @@ EOF
 	"$T" ublk del "$id" > /dev/null && ok "del $id" || bad "del $id"
 }
 
+# wait_line NAME PATTERN: up to 10 s for hook_attach NAME to print PATTERN
+wait_line() {
+	local i
+	for i in $(seq 100); do
+		grep -q "$2" "$work/$1.out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+private_file() {
+	local pat=$work/pat size0 size1 nb out msg rc
+	new_device private || { bad "add"; return; }
+	size0=$(stat -c %s "$img")
+	hook_start priv --server "$loop_o" "$id" "$img" || { bad "attach ublk_loop's hook"; return; }
+	echo append >&"${hfd[priv]}"
+	wait_line priv '^O_APPEND set' || bad "the server could not set O_APPEND: $(cat "$work/priv.out")"
+	head -c 4096 /dev/urandom > "$pat"
+	dd if="$pat" of="$dev" bs=4k seek=256 oflag=direct conv=notrunc status=none ||
+		bad "write at 1 MiB through the hook"
+	size1=$(stat -c %s "$img")
+	cmp -s "$pat" <(dd if="$img" bs=4k skip=256 count=1 status=none) &&
+		ok "O_APPEND on the server's descriptor: a write at 1 MiB lands at 1 MiB" ||
+		bad "O_APPEND on the server's descriptor: the file does not hold the write at 1 MiB"
+	[ "$size0" = "$size1" ] && ok "the file did not grow ($size1 bytes)" ||
+		bad "the file grew from $size0 to $size1 bytes"
+	hook_stop priv
+	"$T" ublk del "$id" > /dev/null || bad "del $id"
+
+	# a writeback error the server's fsync() consumed fails the device's FLUSH
+	nb=/sys/kernel/config/nullb/nbpriv$$
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config 2>/dev/null
+	mkdir "$nb" 2> /dev/null || { bad "no null_blk configfs"; return; }
+	echo 64 > "$nb/size"; echo 1 > "$nb/memory_backed"; echo 1 > "$nb/power"
+	for i in $(seq 50); do [ -b "/dev/${nb##*/}" ] && break; sleep 0.1; done
+	out=$(ublk_add --target loop --file "/dev/${nb##*/}" --size 64M) ||
+		{ bad "add over /dev/${nb##*/}: $out"; echo 0 > "$nb/power"; rmdir "$nb"; return; }
+	id=$(jget '["id"]' <<<"$out")
+	dev=/dev/ublkb$id
+	if hook_start privwb --server "$loop_o" "$id" "/dev/${nb##*/}"; then
+		echo "+2048-2055" > "$nb/badblocks" || bad "null_blk badblocks"
+		dd if="$pat" of="$dev" bs=4k seek=256 oflag=direct conv=notrunc status=none &&
+			ok "a 4 KiB write at 1 MiB completes (the backing disk's page cache)" ||
+			bad "the write at 1 MiB failed at once"
+		echo fsync >&"${hfd[privwb]}"
+		wait_line privwb '^fsync 0:' || bad "the server's fsync did not return"
+		grep -q '^fsync 0: -5$' "$work/privwb.out" &&
+			ok "the server's fsync() of the disk: EIO (the write is lost)" ||
+			bad "the server's fsync(): $(grep '^fsync' "$work/privwb.out"), want -5"
+		msg=$(dd if=/dev/null of="$dev" count=0 conv=notrunc,fsync 2>&1)
+		rc=$?
+		[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+			ok "the device's FLUSH after the server's fsync: EIO ($msg)" ||
+			bad "the device's FLUSH succeeded (exit $rc: $msg) for a write that was lost"
+		echo "-2048-2055" > "$nb/badblocks"
+		hook_stop privwb
+	else
+		bad "attach ublk_loop's hook over /dev/${nb##*/}"
+	fi
+	"$T" ublk del "$id" > /dev/null || bad "del $id"
+	echo 0 > "$nb/power"; rmdir "$nb"
+}
+
 case $mode in
+private-file) private_file ;;
 refusals) refusals ;;
 behaviour) behaviour ;;
 detach) detach ;;

@@ -4,7 +4,7 @@
  * path, IOURING_BPF_UBLK_HOOK()) to a ublk device with
  * iouring_bpf_ublk_hook_attach(), for the ublk/hook-* tests.
  *
- * usage: hook_attach [--ro] [--append] [--direct] [--bad-fd] [--char PATH]
+ * usage: hook_attach [--ro] [--append] [--direct] [--bad-fd] [--char PATH] [--server]
  *                    [--drop-admin] [--unpriv] POLICY.bpf.o DEV_ID [FILE]...
  *   Opens the FILEs (read-write; --ro: read-only; --append, --direct: with
  *   O_APPEND, O_DIRECT), takes the device's /dev/ublkcN descriptor from its
@@ -17,6 +17,11 @@
  *   --bad-fd  pass descriptor 1000 (closed) instead of the first file
  *   --char P  name the device by P opened read-write (e.g. /dev/null), not
  *             by the server's descriptor
+ *   --server  keep the FILEs open after attaching, as a server does, and
+ *             act on its descriptors by commands read from stdin, one per
+ *             line: "append" sets O_APPEND on each (fcntl F_SETFL) and
+ *             prints "O_APPEND set"; "fsync" fsyncs each and prints
+ *             "fsync N: R" (0 or a negative errno)
  *   --drop-admin  drop CAP_SYS_ADMIN (effective, permitted, inheritable)
  *             just before attaching, keeping CAP_BPF and CAP_PERFMON
  *   --unpriv  ignore DEV_ID: add a device of our own with
@@ -223,12 +228,32 @@ static volatile __u64 *bss_u64(struct bpf_object *obj, const char *name)
 	return NULL;
 }
 
+/* --server: what a server may do to its own descriptors after attaching */
+static void server_commands(const char *buf, size_t len, const int *fds, int nr_fds)
+{
+	int i, fl;
+
+	if (len >= 6 && !strncmp(buf, "append", 6)) {
+		for (i = 0; i < nr_fds; i++) {
+			fl = fcntl(fds[i], F_GETFL);
+			if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_APPEND)) {
+				printf("error %d setting O_APPEND: %s\n", -errno, strerror(errno));
+				return;
+			}
+		}
+		printf("O_APPEND set\n");
+	} else if (len >= 5 && !strncmp(buf, "fsync", 5)) {
+		for (i = 0; i < nr_fds; i++)
+			printf("fsync %d: %d\n", i, fsync(fds[i]) ? -errno : 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct iouring_bpf_ublk_geometry g = { 0 };
 	struct iouring_bpf_ublk_hook *hook = NULL;
 	struct iouring_bpf_ublk_dev dev, own;
-	bool ro = false, bad_fd = false, unpriv = false, own_added = false;
+	bool ro = false, bad_fd = false, unpriv = false, own_added = false, server = false;
 	int open_flags = 0, char_fd = -EBADF, server_pid = 0;
 	bool drop_admin = false;
 	const char *char_path = NULL;
@@ -251,6 +276,8 @@ int main(int argc, char **argv)
 			open_flags |= O_APPEND;
 		else if (!strcmp(argv[i], "--direct"))
 			open_flags |= O_DIRECT;
+		else if (!strcmp(argv[i], "--server"))
+			server = true;
 		else if (!strcmp(argv[i], "--drop-admin"))
 			drop_admin = true;
 		else if (!strcmp(argv[i], "--char") && i + 1 < argc)
@@ -260,7 +287,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - i < 2 || argc - i - 2 > MAX_FILES) {
 		fprintf(stderr, "usage: %s [--ro] [--append] [--direct] [--bad-fd] [--char PATH] "
-			"[--drop-admin] [--unpriv] POLICY.bpf.o DEV_ID [FILE]... (at most %d)\n", argv[0],
+			"[--server] [--drop-admin] [--unpriv] POLICY.bpf.o DEV_ID [FILE]... (at most %d)\n", argv[0],
 			MAX_FILES);
 		return 2;
 	}
@@ -372,7 +399,7 @@ int main(int argc, char **argv)
 	requests = bss_u64(iouring_bpf_ublk_hook_object(hook), "ublk_hook_requests");
 	errors = bss_u64(iouring_bpf_ublk_hook_object(hook), "ublk_hook_errors");
 	/* the kernel holds its own references to the files now */
-	for (i = 0; i < nr_fds; i++)
+	for (i = 0; i < nr_fds && !server; i++)
 		if (fds[i] != BAD_FD)
 			close(fds[i]);
 
@@ -386,6 +413,8 @@ int main(int argc, char **argv)
 
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
+		if (n > 0 && server)
+			server_commands(buf, (size_t)n, fds, nr_fds);
 	}
 	if (requests && errors)
 		printf("ublk_hook_requests %llu\nublk_hook_errors %llu\n",
