@@ -207,7 +207,7 @@ check_config() {
 		CONFIG_*=*)
 			opt=${line%%=*}; want=$line
 			grep -qxF -- "$want" "$cfg" || {
-				echo "  $want requested, got: $(grep -E "^(# )?$opt[= ]" "$cfg" || echo unset)" >&2
+				echo "  $want requested, got: $(grep -E "^(# )?${opt}[= ]" "$cfg" || echo unset)" >&2
 				bad=1
 			} ;;
 		"# CONFIG_"*" is not set")
@@ -431,7 +431,7 @@ deb_config() {
 		CONFIG_*=*)
 			grep -qxF -- "$line" "$out/.config" && continue
 			opt=${line%%=*}
-			echo "$line (now: $(grep -E "^(# )?$opt[= ]" "$out/.config" || echo unset))" >> "$out/lost-options" ;;
+			echo "$line (now: $(grep -E "^(# )?${opt}[= ]" "$out/.config" || echo unset))" >> "$out/lost-options" ;;
 		esac
 	done < <(cat "${frags[@]}")
 	lost=$(wc -l < "$out/lost-options")

@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 pid=$(cat "$work/pid")
 ppid=$(awk '{ sub(/^.*\) /, ""); print $2 }' "/proc/$pid/stat" 2>/dev/null)
 echo "orphan $pid, reparented to $ppid ($(cat "/proc/$ppid/comm" 2>/dev/null))"
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	[ -e "/proc/$pid" ] || { echo "ok: the orphan was reaped after it exited"; exit 0; }
 	sleep 0.1
 done

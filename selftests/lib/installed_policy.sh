@@ -145,11 +145,10 @@ cflags=$(pkgconf --cflags) || fail "pkg-config --cflags liburing-bpf fails on th
 libs=$(pkgconf --libs) || fail "pkg-config --libs liburing-bpf fails on the install alone"
 slibs=$(pkgconf --static --libs) || fail "pkg-config --static --libs liburing-bpf fails"
 libdir=$(pkgconf --variable=libdir)
-for f in "$cflags $libs $slibs"; do
-	case $f in
-	*"$IOURING_BPF_BUILD"*|*"$IOURING_BPF_SRC"*) fail "pkg-config names the build tree: $f" ;;
-	esac
-done
+f="$cflags $libs $slibs"
+case $f in
+*"$IOURING_BPF_BUILD"*|*"$IOURING_BPF_SRC"*) fail "pkg-config names the build tree: $f" ;;
+esac
 echo "pkg-config: $cflags $libs"
 
 clean cc -std=c11 -Wall -Werror -o "$dest/shared" "$dest/run_nops.c" $cflags $libs \

@@ -5,7 +5,8 @@
 set -u
 T=$1 NOPS=$2 GLOBALS=$3 NO_OPS=$4 COMPLETION=$5 MANPAGE=$6
 . "$(dirname "$0")/lib.sh"
-export IOURING_BPF_PIN_ROOT=$(mktemp -d)/iouring-bpf
+IOURING_BPF_PIN_ROOT=$(mktemp -d)/iouring-bpf
+export IOURING_BPF_PIN_ROOT
 trap 'rm -rf "$(dirname "$IOURING_BPF_PIN_ROOT")"' EXIT
 
 # help and usage

@@ -19,7 +19,6 @@ expect 1 'uses IOPOLL' "$T" load "$NOPS" --ring "$ring"
 # not hung (before the check, a plain liburing owner's next enter never
 # returned: the policy submitted from the SQ array and waited forever)
 start_owner lu liburing
-lu_ring=$ring
 expect 1 "ring $ring was set up without IORING_SETUP_SQ_REWIND \(and IORING_SETUP_NO_SQARRAY\), which a BPF loop needs" \
 	"$T" load "$NOPS" --ring "$ring" --pin t-lu
 json_one 1 'j["errno"] == -95 and "without IORING_SETUP_SQ_REWIND" in j["error"]' \

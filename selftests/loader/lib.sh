@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the loader tests (sourced). T is the tool.
 fails=0
 

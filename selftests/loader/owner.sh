@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Ring owners for the VM loader tests (sourced after lib.sh).
 # start_owner VAR KIND: runs ring_owner KIND; VAR_ring=PID:FD, commands via
 # owner_cmd VAR CMD (which prints the owner's reply line).
@@ -11,6 +12,7 @@ start_owner() {
 	"$OWNER" "$kind" <"$owner_dir/$v.in" >"$owner_dir/$v.out" 2>&1 &
 	owner_pid[$v]=$!
 	eval "exec {fd}>\"$owner_dir/$v.in\""
+	# shellcheck disable=SC2154 # fd is set by the exec {fd}> in the eval above
 	owner_in[$v]=$fd
 	for i in $(seq 100); do
 		[ -s "$owner_dir/$v.out" ] && break

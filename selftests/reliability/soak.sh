@@ -104,7 +104,7 @@ while [ $SECONDS -lt $t_end ] || [ $cycles = 0 ]; do
 	echo "$what: $(cat "$work/write.out"); $(cat "$work/verify.out" 2>/dev/null)"
 	[ "$fails" = 0 ] || break
 done
-[ $cycles -gt 0 ] && [ $kills -gt 0 -o $cycles -lt 4 ] || bad "no full cycle ran"
+[ $cycles -gt 0 ] && { [ $kills -gt 0 ] || [ $cycles -lt 4 ]; } || bad "no full cycle ran"
 echo "soak: seconds=$SECONDS cycles=$cycles kills=$kills deletes=$deletes verified_blocks=$verified"
 [ -n "${IOURING_BPF_FUZZ_STATS:-}" ] &&
 	echo -e "soak\t$cycles\tcycles\t$((kills + deletes))\t$fails\t$SECONDS\tkills=$kills,deletes=$deletes,verified=$verified" \

@@ -48,7 +48,7 @@ mountpoint -q "$dbg" || mount -t debugfs none "$dbg" 2>/dev/null
 
 nbs=() mnts=() pids=()
 cleanup_safety() {
-	local p m n i
+	local p n i
 	for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; done
 	for i in $(cat "$work/ublk_ids" 2>/dev/null); do
 		timeout 60 "$T" ublk del "$i" > /dev/null 2>&1
@@ -90,6 +90,7 @@ add_loop() {
 	shift
 	out=$(ublk_add --target loop --file "$f" "$@") || return 1
 	id=$(jget '["id"]' <<<"$out")
+	# shellcheck disable=SC2034 # one of add_loop's results, for the callers
 	dpid=$(jget '["pid"]' <<<"$out")
 	dev=/dev/ublkb$id
 }

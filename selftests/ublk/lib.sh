@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the ublk tests (sourced after T is set). Devices added with
 # ublk_add are deleted on exit, whatever happens.
 fails=0
@@ -53,7 +54,7 @@ ublk_require() {
 	need_program fio
 	[ -x "$T" ] || { echo "FAIL: no tool at $T"; exit 1; }
 	T=$(realpath "$T")
-	cd "$work"	# fio keeps verify state files in the working directory
+	cd "$work" || { echo "FAIL: cannot cd to $work"; exit 1; }	# fio keeps verify state files in the working directory
 }
 
 # ublk_add ARGS...: add a device (JSON on stdout), remembered for cleanup.

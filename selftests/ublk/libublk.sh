@@ -233,6 +233,7 @@ fio_jobs() {
 }
 
 # loop_io NAME DEV IMG QUEUES: fio verify 4k then 64k randrw; bytes compare
+# shellcheck disable=SC2046 # $(fio_jobs ...) is a list of fio options
 loop_io() {
 	local name=$1 dev=$2 img=$3 queues=$4
 	fio_verify "$dev" "$name-4k" --rw=randwrite --bs=4k --iodepth=32 $(fio_jobs "$queues" $((32 << 20))) &&
@@ -259,6 +260,7 @@ dev_equals_file() {
 # null_io NAME DEV QUEUES: fio randrw 4k, 64 MiB, io_uring O_DIRECT
 null_io() {
 	local name=$1 dev=$2 queues=$3 n
+	# shellcheck disable=SC2046 # $(fio_jobs ...) is a list of fio options
 	if timeout 300 fio --name="$name" --filename="$dev" --allow_file_create=0 --rw=randrw \
 		--iodepth=32 --bs=4k --direct=1 --ioengine=io_uring $(fio_jobs "$queues" $((64 << 20))) \
 		--output="$work/$name.fio"; then
@@ -312,6 +314,7 @@ for queues in 1 2; do
 	flags_check "$n" auto "$RECOVERY"
 	dev=/dev/ublkb$srv_id
 	id=$srv_id
+	# shellcheck disable=SC2207 # $(fio_jobs ...) is a list of fio options
 	job=(--rw=randwrite --bs=4k --iodepth=32 $(fio_jobs "$queues" $((16 << 20))))
 	fio_verify "$dev" "$n-pattern" "${job[@]}" && ok "$n: fio wrote and verified the pattern" ||
 		{ bad "$n: fio verify of the pattern"; srv_errors; }
@@ -353,6 +356,7 @@ for queues in 1 2; do
 	fio_verify "$dev" "$n-pattern" "${job[@]}" --verify_only &&
 		ok "$n: fio --verify_only: the pattern written before the kill reads back" ||
 		{ bad "$n: fio --verify_only after the recovery"; srv_errors; }
+	# shellcheck disable=SC2046 # $(fio_jobs ...) is a list of fio options
 	fio_verify "$dev" "$n-after" --rw=randrw --bs=64k --iodepth=32 --verify_backlog=16 \
 		$(fio_jobs "$queues" $((32 << 20))) --offset=32M &&
 		ok "$n: new I/O after the recovery: fio verify randrw 64k at 32 MiB" ||

@@ -20,6 +20,7 @@ fio=$(command -v fio) || { echo "FAIL: no fio"; exit 1; }
 
 scripts=(add_daemon custom_policy disk_backing errors ext4 fio_verify hook libublk libublk_crate loop_user_smoke
 	 mainline_zc ops serve_library split_layout state_file stripe_chunk)
+# shellcheck disable=SC2010,SC2011 # ls of our own script names (no spaces)
 [ "$(cd "$dir" && ls *.sh | grep -vxE 'lib.sh|require.sh|policy_search.sh' | sed 's/\.sh$//' | sort | xargs)" = \
   "$(printf '%s\n' "${scripts[@]}" | sort | xargs)" ] ||
 	bad "the list of ublk test scripts here is out of date: $(cd "$dir" && ls *.sh | xargs)"
@@ -39,9 +40,11 @@ args() {
 }
 
 # /dev without ublk-control: the nodes the scripts use before they give up
+# shellcheck disable=SC2034 # no_ctl and no_fio are read as ${!what} below
 no_ctl='mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 &&
 	mknod -m 666 /dev/zero c 1 5 && mknod -m 666 /dev/urandom c 1 9 &&
 	mkdir /dev/shm && mount -t tmpfs tmpfs /dev/shm && ln -s /proc/self/fd /dev/fd'
+# shellcheck disable=SC2034 # read as ${!what} below
 no_fio="mount --bind /dev/null $(printf %q "$fio")"
 
 for s in "${scripts[@]}"; do

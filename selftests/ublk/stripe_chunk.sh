@@ -182,6 +182,7 @@ layout() {
 }
 
 # what exists of ublk: devices, block nodes, state files
+# shellcheck disable=SC2011 # ls | xargs: the kernel's and our names, one line
 ublk_snapshot() {
 	ls /sys/class/ublk-char 2>/dev/null | xargs
 	ls /dev/ublkb* 2>/dev/null | xargs
