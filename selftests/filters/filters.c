@@ -11,11 +11,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -1069,6 +1073,224 @@ static int test_sandbox(void)
 	return in_child(child_sandbox);
 }
 
+#ifndef IO_URING_BPF_FILTER_MAX_INSNS
+#define IO_URING_BPF_FILTER_MAX_INSNS	32768
+#endif
+#define FULL		BPF_MAXINSNS	/* 4096 */
+/* 7 full filters count 7 * (4096 + 4); the 8th may have what is left: 4068 */
+#define LAST_FIT	(IO_URING_BPF_FILTER_MAX_INSNS - 7 * (FULL + 4))
+
+/* @len (>= 2) instructions that allow: A = ~0, then A /= 1 until the return */
+static struct sock_filter *long_prog(uint32_t len)
+{
+	static struct sock_filter p[BPF_MAXINSNS];
+
+	p[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_IMM, 0xffffffff);
+	for (uint32_t i = 1; i < len - 1; i++)
+		p[i] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 1);
+	p[len - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 1);
+	return p;
+}
+
+static int add_long(int fd, uint32_t len)
+{
+	return add_filter(fd, IORING_OP_NOP, 0, long_prog(len), len, NULL);
+}
+
+static int add_full(int fd, int n)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n && !ret; i++)
+		ret = add_long(fd, FULL);
+	return ret;
+}
+
+/* @fd holds 7 * (4096 + 4) already: one more instruction than fits, then exactly */
+static bool fill_to_cap(int fd, const char *who)
+{
+	return CHECK(add_long(fd, FULL) == -ENOMEM, "%s: 8th 4096 (fits without the penalty)", who) &&
+	       CHECK(add_long(fd, LAST_FIT + 1) == -ENOMEM, "%s: 1 past the cap", who) &&
+	       CHECK(add_long(fd, LAST_FIT) == 0, "%s: exactly at the cap", who) &&
+	       CHECK(add_const(fd, IORING_OP_READ, 0, 1) == -ENOMEM, "%s: other opcode", who) &&
+	       CHECK(add_const(fd, IORING_OP_READ, IO_URING_BPF_FILTER_DENY_REST, 1) == -ENOMEM,
+		     "%s: DENY_REST past the cap", who);
+}
+
+static int child_cap(void)
+{
+	struct io_uring a, b;
+
+	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS") ||
+	    !CHECK_OK(add_full(-1, 3), "3 task filters") ||
+	    !CHECK_OK(io_uring_queue_init(8, &a, 0), "ring a"))
+		return KSFT_FAIL;
+	/* ring a starts with the task's 3: 4 of its own reach 7 */
+	if (!CHECK_OK(add_full(a.ring_fd, 4), "4 ring filters over 3 inherited") ||
+	    !fill_to_cap(a.ring_fd, "ring over task filters") ||
+	    !CHECK(nop(&a, 1) == 0, "NOP through 8 allowing filters") ||
+	    /* the task's own table: 3 + 4 = 7, then the same boundary */
+	    !CHECK_OK(add_full(-1, 4), "4 more task filters") || !fill_to_cap(-1, "task") ||
+	    !CHECK_OK(io_uring_queue_init(8, &b, 0), "ring b") ||
+	    !CHECK(add_const(b.ring_fd, IORING_OP_NOP, 0, 1) == -ENOMEM, "ring b starts full"))
+		return KSFT_FAIL;
+	io_uring_queue_exit(&a);
+	io_uring_queue_exit(&b);
+	return KSFT_PASS;
+}
+
+/* -ENOMEM past IO_URING_BPF_FILTER_MAX_INSNS, counted as seccomp counts */
+static int test_cap(void)
+{
+	struct io_uring ring;
+	int ret = KSFT_FAIL;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return KSFT_FAIL;
+	if (CHECK_OK(add_full(ring.ring_fd, 7), "7 filters of 4096") &&
+	    fill_to_cap(ring.ring_fd, "ring") &&
+	    CHECK(nop(&ring, 1) == 0, "NOP after the refusals"))
+		ret = in_child(child_cap);
+	io_uring_queue_exit(&ring);
+	return ret;
+}
+
+#define KILL_WITHIN_MS	2000	/* the fix stops within one SQE's chain */
+#define UNFIXED_MS	12000	/* the killed submission's length without it (< RCU stall 21 s) */
+
+struct submitter {
+	struct io_uring ring;
+	unsigned int n;
+	int fd;
+	pthread_t th;
+};
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/* a ring of @n entries with the whole cap on NOP, and @n NOPs queued */
+static int capped_ring(struct io_uring *ring, unsigned int n)
+{
+	int ret = io_uring_queue_init(n, ring, 0);
+
+	if (!ret)
+		ret = add_full(ring->ring_fd, 7);
+	if (!ret)
+		ret = add_long(ring->ring_fd, LAST_FIT);
+	for (unsigned int i = 0; !ret && i < n; i++)
+		io_uring_prep_nop(io_uring_get_sqe(ring));
+	return ret;
+}
+
+static void *submit_all(void *arg)
+{
+	struct submitter *s = arg;
+
+	if (write(s->fd, "r", 1) != 1)
+		return NULL;
+	io_uring_submit(&s->ring);	/* one io_uring_enter() for all n */
+	(void)!write(s->fd, "d", 1);	/* only if the kill came late */
+	return NULL;
+}
+
+static int kill_child(int fd)
+{
+	static struct submitter s[16];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int n, k;
+	int64_t t, c;
+	char ch;
+
+	/* the cost of one SQE through the full chain, from 256 of them */
+	if (capped_ring(&s[0].ring, 256))
+		return KSFT_FAIL;
+	t = now_us();
+	if (io_uring_submit(&s[0].ring) != 256)
+		return KSFT_FAIL;
+	c = (now_us() - t) / 256 + 1;
+	io_uring_queue_exit(&s[0].ring);
+	/* rings of n SQEs, k threads on ncpu CPUs: about UNFIXED_MS in all */
+	n = UNFIXED_MS * 1000LL / c < 32768 ? UNFIXED_MS * 1000LL / c : 32768;
+	k = (UNFIXED_MS * 1000LL * ncpu + (int64_t)n * c - 1) / ((int64_t)n * c);
+	fprintf(stderr, "%lld us per SQE: %u threads x %u SQEs\n", (long long)c, k, n);
+	if (k > 16)
+		return KSFT_SKIP;	/* too fast a machine to tell */
+	for (unsigned int i = 0; i < k; i++) {
+		s[i].n = n;
+		s[i].fd = fd;
+		if (capped_ring(&s[i].ring, n))
+			return KSFT_FAIL;
+	}
+	ch = (char)k;
+	if (write(fd, &ch, 1) != 1)
+		return KSFT_FAIL;
+	for (unsigned int i = 0; i < k; i++)
+		pthread_create(&s[i].th, NULL, submit_all, &s[i]);
+	pthread_join(s[0].th, NULL);
+	return KSFT_FAIL;	/* the parent kills us before any submission ends */
+}
+
+/*
+ * A submitter SIGKILLed in a long submission through a full chain exits
+ * within KILL_WITHIN_MS; without the fatal-signal check it would take about
+ * UNFIXED_MS more.
+ */
+static int test_kill_submitter(void)
+{
+	int p[2], pidfd, status, k = 0, ready = 0;
+	struct pollfd pfd;
+	int64_t t0, ms;
+	char ch;
+	pid_t pid;
+
+	if (pipe(p))
+		return KSFT_FAIL;
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		_exit(kill_child(p[1]));
+	}
+	close(p[1]);
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (!CHECK(pid > 0 && pidfd >= 0, "fork/pidfd_open"))
+		return KSFT_FAIL;
+	/* k threads, then an "r" from each as it enters io_uring_enter() */
+	if (read(p[0], &ch, 1) == 1)
+		k = ch;
+	while (ready < k && read(p[0], &ch, 1) == 1 && ch == 'r')
+		ready++;
+	if (!k) {			/* setup failed, or skipped: its verdict */
+		waitpid(pid, &status, 0);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : KSFT_FAIL;
+	}
+	if (!CHECK(ready == k, "%d of %d threads entered before one finished", ready, k)) {
+		kill(pid, SIGKILL);
+		return KSFT_FAIL;
+	}
+	usleep(300 * 1000);		/* all of them deep in their chains */
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	if (!CHECK(poll(&pfd, 1, 0) == 0, "a submission ended before the kill: "
+		   "the calibration is off"))
+		return KSFT_FAIL;
+	t0 = now_us();
+	kill(pid, SIGKILL);
+	pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	poll(&pfd, 1, KILL_WITHIN_MS + 1000);
+	ms = (now_us() - t0) / 1000;
+	if (!CHECK(pfd.revents & POLLIN && ms <= KILL_WITHIN_MS,
+		   "killed submitter still running after %lld ms (limit %d ms)",
+		   (long long)ms, KILL_WITHIN_MS))
+		return KSFT_FAIL;	/* it ends by itself within UNFIXED_MS */
+	fprintf(stderr, "exited %lld ms after SIGKILL\n", (long long)ms);
+	return CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+		     WTERMSIG(status) == SIGKILL, "status %#x", status) ? KSFT_PASS : KSFT_FAIL;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -1088,6 +1310,8 @@ static const struct {
 	{ "task-exec", test_task_exec },
 	{ "loop-policy", test_loop_policy },
 	{ "uring-cmd", test_uring_cmd },
+	{ "cap", test_cap },
+	{ "kill-submitter", test_kill_submitter },
 	{ "sandbox", test_sandbox },
 	{ "sandbox-profile", test_sandbox_profile },
 };
