@@ -4,7 +4,9 @@
  * restrictions (IORING_REGISTER_RESTRICTIONS on fd -1): rules compiled to
  * classic BPF here, so that nobody writes a filter by hand.
  */
+#define _GNU_SOURCE	/* O_TMPFILE */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,12 +142,25 @@ int iouring_bpf_filter_connect_families(int fd, const int *families, unsigned in
 			    sizeof(((struct io_uring_bpf_ctx *)0)->connect), families, nr);
 }
 
+static int filter_open(int fd, __u64 deny_flags, __u64 need_resolve);
+
 /*
  * OPENAT and OPENAT2: deny any of @deny_flags (O_* bits, 64-bit: both
  * words), and unless all of @need_resolve (RESOLVE_* bits) are set. OPENAT
  * has no resolve: with @need_resolve, every OPENAT is denied.
  */
 int iouring_bpf_filter_open(int fd, __u64 deny_flags, __u64 need_resolve)
+{
+	/*
+	 * O_TMPFILE is its own bit plus O_DIRECTORY: tested bit by bit it
+	 * would deny every O_DIRECTORY open too. Its own bit marks a tmpfile.
+	 */
+	if ((deny_flags & O_TMPFILE) == O_TMPFILE)
+		deny_flags &= ~(__u64)O_DIRECTORY;
+	return filter_open(fd, deny_flags, need_resolve);
+}
+
+static int filter_open(int fd, __u64 deny_flags, __u64 need_resolve)
 {
 	const uint32_t flags_lo = CTX_OFF(open.flags), flags_hi = flags_lo + 4;
 	const uint32_t res_lo = CTX_OFF(open.resolve), res_hi = res_lo + 4;
