@@ -5,7 +5,7 @@
 #
 #   series      the series' own tests in tools/testing/selftests/bpf
 #               (io_uring_bpf_ops, ublk_bpf_ops and their _verifier tests),
-#               every one OK.
+#               every one OK, and none of their subtests skipped.
 #   regression  the kernel's BPF tests that pass on the same tree and
 #               configuration without the series
 #               (selftests/kernel/bpf-regression.list), every one OK.
@@ -72,6 +72,15 @@ for name in "${want[@]}"; do
 		fail=1 ;;
 	esac
 done
+# the series' own tests skip nothing on the kernel they were written for:
+# a skipped subtest (a test's "OK (SKIP: n/m)") is a failure there
+if [ "$mode" = series ]; then
+	for name in "${!result[@]}"; do
+		[ "${result[$name]}" = SKIP ] || continue
+		echo "FAIL: $name skipped (the series' tests must all run here)"
+		fail=1
+	done
+fi
 if [ $fail = 1 ] || [ $rc != 0 ]; then
 	[ $rc = 0 ] || echo "FAIL: test_progs exited $rc"
 	# test_progs prints the log of every test that failed
