@@ -251,6 +251,9 @@ int main(int argc, char **argv)
 		}
 		if (ret != 0 && ret != -EINVAL) {
 			fuzz_failed(&run, case_seed, "registration returned %d", ret);
+		} else if (valid && ret == -EINVAL) {
+			/* an over-strict checker refuses what the interpreter accepts */
+			fuzz_failed(&run, case_seed, "a valid program was refused (-EINVAL)");
 		} else if (!valid && ret == 0 && !reads_mem(prog, len)) {
 			fuzz_failed(&run, case_seed, "an invalid program was accepted");
 		} else if (ret == 0 && compare) {
@@ -314,5 +317,8 @@ int main(int argc, char **argv)
 		}
 		io_uring_queue_exit(&ring);
 	}
+	/* a run that compared no verdict checked nothing of the filters */
+	if (!run.units && !run.replay)
+		fuzz_failed(&run, run.seed, "no verdict was compared with the interpreter");
 	return fuzz_finish(&run);
 }
