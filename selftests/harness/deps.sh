@@ -145,6 +145,7 @@ EOF
 # Cargo.lock
 cat > "$bin/cargo" <<'EOF'
 #!/usr/bin/env bash
+[ "${1:-}" = --version ] && { echo "cargo ${FAKE_CARGO_VERSION:-1.85.0} (fake)"; exit 0; }
 "$FAKE/bin/record" cargo "$@"
 [ "${1:-}" = fetch ] || { echo "fake cargo: unexpected: $*" >&2; exit 101; }
 offline=0 manifest=
@@ -201,6 +202,7 @@ run_deps() {
 	env -i PATH="$bin:/usr/bin:/bin" HOME="$work/home" CARGO_HOME="$work/cargo" \
 		XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" LANG=C.UTF-8 \
 		IOURING_BPF_PROGRESS_S=1 FAKE="$work" CRATE_VER="$crate_ver" REAL_TARBALL="$real_tarball" \
+		FAKE_CARGO_VERSION="${FAKE_CARGO_VERSION:-}" \
 		timeout 120 "$deps" "$@" > "$work/out" 2>&1 < /dev/null
 	rc=$?
 	echo "--- scripts/deps${*:+ $*}: exit $rc"
@@ -293,4 +295,12 @@ run_deps
 ! called apt-get && ! called curl && ! called python3 ||
 	fail "deps installed or fetched again:"$'\n'"$(cat "$work/calls")"
 echo "ok: with everything installed, deps and deps --check exit 0 and print nothing"
+
+# ---- 4. a cargo older than 1.80 (bookworm's own): Debian's cargo-web instead
+FAKE_CARGO_VERSION=1.63.0 run_deps --check
+[ $rc = 1 ] || fail "deps --check with cargo 1.63 exited $rc, want 1"
+missing=$(sed -n 's/^deps: missing Debian packages: //p' "$work/out" | tr ' ' '\n')
+same_set "the packages --check names with cargo 1.63" "$(printf 'rustc-web\ncargo-web\n')" "$missing"
+grep -q '^deps: missing cargo 1.80 or newer' "$work/out" || fail "--check does not say cargo is too old"
+echo "ok: with cargo 1.63, deps --check asks for Debian's rustc-web and cargo-web"
 exit 0
