@@ -150,7 +150,7 @@ read_errors() {
 	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k count=1 2>&1)
 	rc=$?
 	n=$(stat -c %s "$work/got" 2>/dev/null || echo 0)
-	if { [ $rc != 0 ] || [ "$n" -lt $((128 << 10)) ]; } &&
+	if { [ $rc != 0 ] || [ "$n" -lt $((128 << 10)) ]; } && [ "$n" -gt 0 ] &&
 		cmp -s "$work/got" <(head -c "$n" "$pat"); then
 		ok "a buffered 128 KiB read across the bad blocks: $n bytes, all the file's (exit $rc)"
 	else
@@ -171,8 +171,9 @@ read_errors() {
 	head -c $((64 << 10)) /dev/urandom > "$pat.w"
 	msg=$(timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=1 count=1 oflag=direct conv=fsync 2>&1)
 	rc=$?
-	[ $rc != 0 ] && ok "a write onto the bad blocks fails its fsync (dd exit $rc)" ||
-		bad "a write onto the bad blocks and its fsync both succeeded"
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a write onto the bad blocks fails its fsync with EIO (dd exit $rc)" ||
+		bad "a write onto the bad blocks: exit $rc, want an I/O error: $msg"
 	timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=64 count=1 oflag=direct conv=fsync \
 		status=none && ok "a write elsewhere and its fsync succeed" ||
 		bad "a write away from the bad blocks failed"
@@ -190,7 +191,7 @@ read_errors() {
 }
 
 killed_reader() {
-	local f i r1 r2 want sum bad_runs=0 z
+	local f i r1 r2 want sum bad_runs=0 z killed=0
 	nullb slow 256 irqmode=2 completion_nsec=1000000 || { bad "null_blk"; return; }
 	fs_on "$nbdev" "$work/fs" || { bad "ext4 on $nbdev"; return; }
 	f=$work/fs/backing
@@ -209,6 +210,8 @@ killed_reader() {
 		kill -9 "$r1" 2> /dev/null
 		wait_exit "$r2" 120 || { bad "run $i: the second reader hangs"; kill -9 "$r2"; break; }
 		wait "$r1" 2> /dev/null
+		# 137: SIGKILL ended it mid-read; 0: it had finished first
+		[ $? = 137 ] && killed=$((killed + 1))
 		[ "$(cat "$work/sum2")" = "$want" ] || bad_runs=$((bad_runs + 1))
 		sum=$(sha256sum < "$work/top/data")
 		[ "$sum" = "$want" ] || {
@@ -220,6 +223,8 @@ killed_reader() {
 	done
 	[ $bad_runs = 0 ] && ok "10 runs: the second reader and every later read got the file's bytes" ||
 		bad "$bad_runs of 10 runs: the second reader got other bytes"
+	[ "$killed" -ge 5 ] && ok "$killed of 10 readers were killed mid-read" ||
+		bad "only $killed of 10 readers were killed mid-read: the test did not test the kill"
 }
 
 submitter() {
@@ -291,7 +296,17 @@ flush() {
 }
 
 # blocking ID: 0 if any hardware queue of ublkbID is BLK_MQ_F_BLOCKING
-blocking() { grep -qw BLOCKING /sys/kernel/debug/block/ublkb"$1"/hctx*/flags; }
+# (and fails the test when there are no flags to read: not a pass)
+blocking() {
+	local f found=0
+	for f in /sys/kernel/debug/block/ublkb"$1"/hctx*/flags; do
+		[ -r "$f" ] || continue
+		found=1
+		grep -qw BLOCKING "$f" && return 0
+	done
+	[ $found = 1 ] || bad "no /sys/kernel/debug/block/ublkb$1/hctx*/flags to read"
+	return 1
+}
 
 stalled() {
 	local out bid bpid aid cid cpid r rc t0
