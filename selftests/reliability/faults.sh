@@ -133,10 +133,12 @@ for n in fmr-backing fmr-ublk; do
 done
 
 # --- 3. failslab + fail_page_alloc for the daemon's and the writer's tasks
+# (the task filter first: armed without it, any task's allocation may fail,
+# this script's own fork and writes included)
 for f in failslab fail_page_alloc; do
-	arm $f 1
 	echo Y > "$dbg/$f/task-filter"
 	echo N > "$dbg/$f/ignore-gfp-wait"
+	arm $f 1
 done
 echo N > "$dbg/fail_page_alloc/ignore-gfp-highmem"
 echo 0 > "$dbg/fail_page_alloc/min-order"
