@@ -142,8 +142,6 @@ int iouring_bpf_filter_connect_families(int fd, const int *families, unsigned in
 			    sizeof(((struct io_uring_bpf_ctx *)0)->connect), families, nr);
 }
 
-static int filter_open(int fd, __u64 deny_flags, __u64 need_resolve);
-
 /*
  * OPENAT and OPENAT2: deny any of @deny_flags (O_* bits, 64-bit: both
  * words), and unless all of @need_resolve (RESOLVE_* bits) are set. OPENAT
@@ -155,21 +153,16 @@ int iouring_bpf_filter_open(int fd, __u64 deny_flags, __u64 need_resolve)
 	 * O_TMPFILE is its own bit plus O_DIRECTORY: tested bit by bit it
 	 * would deny every O_DIRECTORY open too. Its own bit marks a tmpfile.
 	 */
-	if ((deny_flags & O_TMPFILE) == O_TMPFILE)
-		deny_flags &= ~(__u64)O_DIRECTORY;
-	return filter_open(fd, deny_flags, need_resolve);
-}
-
-static int filter_open(int fd, __u64 deny_flags, __u64 need_resolve)
-{
+	const __u64 deny = (deny_flags & O_TMPFILE) == O_TMPFILE ?
+			   deny_flags & ~(__u64)O_DIRECTORY : deny_flags;
 	const uint32_t flags_lo = CTX_OFF(open.flags), flags_hi = flags_lo + 4;
 	const uint32_t res_lo = CTX_OFF(open.resolve), res_hi = res_lo + 4;
 	unsigned int pdu = sizeof(((struct io_uring_bpf_ctx *)0)->open);
 	struct sock_filter p[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, flags_lo),
-		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (uint32_t)deny_flags, 9, 0),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (uint32_t)deny, 9, 0),
 		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, flags_hi),
-		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (uint32_t)(deny_flags >> 32), 7, 0),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (uint32_t)(deny >> 32), 7, 0),
 		/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, res_lo),
 		/* 5 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, (uint32_t)need_resolve),
 		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)need_resolve, 0, 4),

@@ -19,10 +19,10 @@ log=${IOURING_BPF_TEST_LOG_DIR:-/tmp}/kselftest.log
 mapfile -t want < "$install/kselftest-list.txt"
 # the list is pinned here: a test the build lost (or gained) is a failure,
 # not a shorter run
-pinned="ublk_uapi:test_auto_buf_reg.sh ublk_uapi:test_backing_error.sh ublk_uapi:test_copy_mode.sh
-ublk_uapi:test_ctrl.sh virtio_blk:test_passthru.sh"
-[ "$(printf '%s\n' "${want[@]}" | sort | xargs)" = "$(echo $pinned | tr ' ' '\n' | sort | xargs)" ] || {
-	echo "FAIL: $install/kselftest-list.txt names ${want[*]}, not the pinned $(echo $pinned)"
+pinned=(ublk_uapi:test_auto_buf_reg.sh ublk_uapi:test_backing_error.sh ublk_uapi:test_copy_mode.sh
+	ublk_uapi:test_ctrl.sh virtio_blk:test_passthru.sh)
+[ "$(printf '%s\n' "${want[@]}" | sort | xargs)" = "$(printf '%s\n' "${pinned[@]}" | sort | xargs)" ] || {
+	echo "FAIL: $install/kselftest-list.txt names ${want[*]}, not the pinned ${pinned[*]}"
 	exit 1
 }
 
