@@ -37,7 +37,8 @@ help:
 	@echo "                   the iouring-bpf tool, and what a policy is built with: vmlinux.h of"
 	@echo "                   the patched kernel, libbpf headers, iouring-bpf-bpftool (docs/loop-and-library.md)"
 	@echo "make kernel-default | kernel-debug   build one kernel variant"
-	@echo "make user-default | user-debug       user space + BPF against that variant's BTF"
+	@echo "make user-default | user-debug [TESTS=1]  user space + BPF against that variant's BTF;"
+	@echo "                   TESTS=1 (what the check targets set) adds the test suite"
 	@echo "make clean         remove user-space build; make distclean removes $(BUILD)/"
 
 # root, Debian 12 x86-64, no space in the path, disk: checked before any
@@ -52,8 +53,15 @@ endif
 preflight:
 	@scripts/preflight "$(abs_build)"
 
+# The test targets build the test suite too (CMake's IOURING_BPF_TESTS) and
+# have deps install what only it needs (cargo and the libublk crates,
+# liburing's test tarball, shellcheck). Make passes the setting on to the
+# prerequisites (deps, user-*); a build directory once configured with the
+# suite keeps it, so a later make demo or make shell does not drop it.
+check check-all check-host fuzz soak: TESTS := 1
+
 deps:
-	@scripts/deps
+	@scripts/deps $(if $(TESTS),--tests)
 
 source: deps
 	@$(kbuild) source
@@ -69,7 +77,8 @@ kernel-%: source FORCE
 user-%: kernel-% tools FORCE
 	@$(kbuild) vmlinux-h $* $(abs_build)/vmlinux.h
 	@cmake -S . -B $(abs_build)/user -G Ninja -DIOURING_BPF_BUILD=$(abs_build) \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo > $(abs_build)/cmake-configure.log || \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo $(if $(TESTS),-DIOURING_BPF_TESTS=ON) \
+		> $(abs_build)/cmake-configure.log || \
 		{ cat $(abs_build)/cmake-configure.log; exit 1; }
 	@cmake --build $(abs_build)/user
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# harness/deps (host): scripts/deps on a machine that lacks everything it
-# installs -- every Debian package of its list, virtme-ng, the libublk
-# crates, liburing's tarball -- installs all of it and exits 0, and
-# `scripts/deps --check` there exits 1 naming each missing thing. The
+# harness/deps (host): `scripts/deps --tests` on a machine that lacks
+# everything it installs -- every Debian package of its lists, virtme-ng,
+# the libublk crates, liburing's tarball -- installs all of it and exits 0,
+# and `scripts/deps --tests --check` there exits 1 naming each missing
+# thing; plain `scripts/deps` (what make demo, install, deb and shell run)
+# on another such machine installs the product's packages only: no test
+# package, no cargo, no crates, no tarball. The
 # package tools are recorders on PATH (dpkg-query, apt-get, python3 -m pip,
 # cargo, curl, id), HOME, CARGO_HOME and XDG_CACHE_HOME temporary
 # directories, so nothing is installed or downloaded: CI's machine has
@@ -30,7 +33,12 @@ trap 'rm -rf "$work"' EXIT
 echo "deps script: $deps"
 
 # ---- what deps installs, read from deps itself
-mapfile -t debs < <(sed -n '/^debs=(/,/^)/p' "$deps" | sed '1d; $d; s/#.*//' | tr -s ' \t' '\n' | grep .)
+# read_list NAME: the words of deps's NAME=( ... ) array, comments left out
+read_list() { sed -n "/^$1=(/,/^)/p" "$deps" | sed '1d; $d; s/#.*//' | tr -s ' \t' '\n' | grep .; }
+mapfile -t product_debs < <(read_list debs)
+mapfile -t test_debs < <(read_list test_debs)
+[ ${#test_debs[@]} -ge 3 ] || fail "read ${#test_debs[@]} packages from deps's test_debs=( ... ) list"
+debs=("${product_debs[@]}" "${test_debs[@]}")
 vng_version=$(sed -n 's/^virtme_ng_version=//p' "$deps")
 tarball_name=$(sed -n 's/^liburing_tarball_name=//p' "$deps")
 tarball_sha=$(sed -n 's/^liburing_tarball_sha256=//p' "$deps")
@@ -223,7 +231,7 @@ tarball=$work/cache/iouring-bpf/$tarball_name
 list=$(printf '%s\n' "${debs[@]}")
 
 # ---- 1. --check on a machine that lacks everything: exit 1, all named
-run_deps --check
+run_deps --tests --check
 [ $rc = 1 ] || fail "deps --check with everything missing exited $rc, want 1"
 missing=$(sed -n 's/^deps: missing Debian packages: //p' "$work/out" | tr ' ' '\n')
 [ -n "$missing" ] || fail "deps --check names no missing Debian package"
@@ -240,7 +248,7 @@ echo "ok: --check exits 1 and names all ${#debs[@]} packages, virtme-ng, the cra
 
 # ---- 2. the install
 t0=$SECONDS
-run_deps
+run_deps --tests
 [ $rc = 0 ] || fail "deps with everything missing exited $rc, want 0 (its output above)"
 tail -n 1 "$work/out" | grep -qxF "deps: all dependencies present" || fail "deps's last line is not 'deps: all dependencies present'"
 echo "(the install took $((SECONDS - t0)) s)"
@@ -288,19 +296,49 @@ others=$(find "$work/cache/iouring-bpf" -mindepth 1 ! -name "$tarball_name")
 echo "ok: $tarball_name fetched into XDG_CACHE_HOME, sha256 checked"
 
 # ---- 3. again, with everything there: a quick no-op, silent
-run_deps --check
+run_deps --tests --check
 [ $rc = 0 ] && [ ! -s "$work/out" ] || fail "deps --check after the install: exit $rc, want 0 and no output"
-run_deps
+run_deps --tests
 [ $rc = 0 ] && [ ! -s "$work/out" ] || fail "deps after the install: exit $rc, want 0 and no output"
+run_deps
+[ $rc = 0 ] && [ ! -s "$work/out" ] || fail "deps without --tests after the install: exit $rc, want 0 and no output"
 ! called apt-get && ! called curl && ! called python3 ||
 	fail "deps installed or fetched again:"$'\n'"$(cat "$work/calls")"
 echo "ok: with everything installed, deps and deps --check exit 0 and print nothing"
 
 # ---- 4. a cargo older than 1.80 (bookworm's own): Debian's cargo-web instead
-FAKE_CARGO_VERSION=1.63.0 run_deps --check
+FAKE_CARGO_VERSION=1.63.0 run_deps --tests --check
 [ $rc = 1 ] || fail "deps --check with cargo 1.63 exited $rc, want 1"
 missing=$(sed -n 's/^deps: missing Debian packages: //p' "$work/out" | tr ' ' '\n')
 same_set "the packages --check names with cargo 1.63" "$(printf 'rustc-web\ncargo-web\n')" "$missing"
 grep -q '^deps: missing cargo 1.80 or newer' "$work/out" || fail "--check does not say cargo is too old"
 echo "ok: with cargo 1.63, deps --check asks for Debian's rustc-web and cargo-web"
+FAKE_CARGO_VERSION=1.63.0 run_deps --check
+[ $rc = 0 ] && [ ! -s "$work/out" ] ||
+	fail "deps --check without --tests, cargo 1.63: exit $rc, want 0 and no output (cargo is the tests' need)"
+echo "ok: without --tests, an old cargo is nobody's business"
+
+# ---- 5. a new machine, the product only: plain deps installs the product's
+# packages and virtme-ng, and nothing of the test suite's
+: > "$work/installed"
+: > "$work/cargo-fetched"
+rm -rf "$work/bin/vng" "$work/cache" "$work/cargo"
+mkdir -p "$work/cache" "$work/cargo"
+product=$(printf '%s\n' "${product_debs[@]}")
+run_deps --check
+[ $rc = 1 ] || fail "deps --check (product) with everything missing exited $rc, want 1"
+same_set "the packages deps --check (product) names as missing" "$product" \
+	"$(sed -n 's/^deps: missing Debian packages: //p' "$work/out" | tr ' ' '\n')"
+! grep -qE 'crates|cargo|liburing_' "$work/out" || fail "deps --check (product) asks for a test need"
+run_deps
+[ $rc = 0 ] || fail "deps (product) with everything missing exited $rc, want 0"
+same_set "the packages given to apt-get install (product)" "$product" \
+	"$(grep '^apt-get .* install ' "$work/calls" | sed 's/.* install //' | tr ' ' '\n' | grep -v '^-')"
+called python3 "-m pip install --break-system-packages virtme-ng==$vng_version\$" ||
+	fail "deps (product) did not install virtme-ng"
+! called cargo && ! called curl || fail "deps (product) ran cargo or curl:"$'\n'"$(cat "$work/calls")"
+[ ! -e "$tarball" ] || fail "deps (product) fetched $tarball"
+tail -n 1 "$work/out" | grep -q '^deps: all dependencies present (without the test suite' ||
+	fail "deps (product)'s last line: $(tail -n 1 "$work/out")"
+echo "ok: plain deps installs the ${#product_debs[@]} product packages and virtme-ng, no test need"
 exit 0

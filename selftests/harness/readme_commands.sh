@@ -4,7 +4,7 @@
 # <!-- readme-commands: host --> runs on the build machine; one marked
 # <!-- readme-commands: vm --> needs the patched kernel.
 #
-# Host blocks run one by one with bash -e, each in a scratch view of the
+# Host blocks run one by one with bash -e -o pipefail, each in a scratch view of the
 # checkout (its top-level entries linked, build/ pointing at the build
 # tree), HOME and TMPDIR in a scratch directory, and a clean environment.
 # There `make` is a function: `make help` is the real one, `make install
@@ -15,7 +15,11 @@
 #
 # A block that starts with a prompt ("$ " or "# ") is a transcript: the
 # lines after the prompt are the commands (a line ending in \ goes on), the
-# others are output and are not compared. Other blocks run whole.
+# others are the output shown. A transcript must show some output, and one
+# line of it at least must be among what the block printed, compared with
+# every number masked (timings, PIDs and device numbers differ from run to
+# run) and runs of blanks made one; a shown "..." line stands for lines
+# left out. Other blocks run whole.
 #
 # usage: readme_commands.sh            run the host blocks
 #        readme_commands.sh --vm OUT   write the VM blocks into one guest
@@ -71,6 +75,7 @@ for doc in docs:
         body = lines[start:j]
         first = next((l for l in body if l.strip()), "")
         cmds = []
+        shown = []
         if first.startswith(("$ ", "# ")):
             prompt = first[:2]
             cont = False
@@ -80,8 +85,12 @@ for doc in docs:
                 elif l.startswith(prompt):
                     cmds.append(l[2:])
                 else:
+                    if l.strip() and l.strip() != "...":
+                        shown.append(" ".join(re.sub(r"[0-9]+", "N", l).split()))
                     continue
                 cont = l.rstrip().endswith("\\")
+            if not shown:
+                bad.append("%s:%d: a transcript that shows no output" % (rel, start))
         else:
             cmds = body
         n += 1
@@ -91,11 +100,19 @@ for doc in docs:
             f.write("%s:%d\n" % (rel, start))
         with open(os.path.join(out, "%03d.sh" % n), "w") as f:
             f.write("\n".join(cmds).rstrip("\n") + "\n")
+        with open(os.path.join(out, "%03d.shown" % n), "w") as f:
+            f.write("".join(l + "\n" for l in shown))
         i = j + 1
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+
+# masked: stdin with every number as N and runs of blanks as one, as the
+# shown output is compared
+masked() {
+	sed -E 's/[0-9]+/N/g; s/[[:space:]]+/ /g; s/^ //; s/ $//'
+}
 
 kinds() { cat "$tmp"/blocks/*.kind 2>/dev/null | sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }'; }
 
@@ -110,11 +127,20 @@ if [ -n "$vm_out" ]; then
 		echo 'set -u'
 		printf 'cd %q || exit 1\n' "$src"
 		printf 'export PATH=%q:$PATH\n' "$build/user/loader:$build/user/examples:$build/user/selftests"
-		echo 'passed=0 failed=0'
+		echo 'passed=0 failed=0 out=$(mktemp)'
+		declare -f masked
+		echo '# block WHERE COMMANDS SHOWN: run COMMANDS; SHOWN, the output lines the'
+		echo '# document shows (masked), must have one among those printed'
 		echo 'block() {'
 		echo '	echo "--- $1"'
-		echo '	if bash -e -c "$2"; then echo "ok: $1"; passed=$((passed + 1));'
-		echo '	else echo "FAIL: $1 (exit status $?)"; failed=$((failed + 1)); fi'
+		echo '	bash -e -o pipefail -c "$2" > "$out" 2>&1'
+		echo '	local rc=$?'
+		echo '	cat "$out"'
+		echo '	if [ $rc != 0 ]; then echo "FAIL: $1 (exit status $rc)"; failed=$((failed + 1));'
+		echo '	elif [ -n "$3" ] && ! masked < "$out" | grep -qFxf <(printf "%s\n" "$3"); then'
+		echo '		echo "FAIL: $1: none of the output lines it shows was printed; shown (masked):"'
+		echo '		printf "%s\n" "$3"; failed=$((failed + 1))'
+		echo '	else echo "ok: $1"; passed=$((passed + 1)); fi'
 		echo '}'
 		for k in "$tmp"/blocks/*.kind; do
 			b=${k%.kind}
@@ -122,7 +148,9 @@ if [ -n "$vm_out" ]; then
 			n=${b##*/}
 			printf "block %q \"\$(cat <<'README_BLOCK_%s'\n" "$(cat "$b.where")" "$n"
 			cat "$b.sh"
-			printf 'README_BLOCK_%s\n)"\n' "$n"
+			printf "README_BLOCK_%s\n)\" \"\$(cat <<'README_SHOWN_%s'\n" "$n" "$n"
+			cat "$b.shown"
+			printf 'README_SHOWN_%s\n)"\n' "$n"
 		done
 		echo 'echo "readme-commands (vm): $passed passed, $failed failed"'
 		echo '[ $failed = 0 ]'
@@ -177,7 +205,13 @@ for k in "$tmp"/blocks/*.kind; do
 	ran=$((ran + 1))
 	if (cd "$view" && env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
 		HOME="$scratch/home" TMPDIR="$scratch/tmp" LANG=C.UTF-8 TERM=dumb \
-		README_BUILD="$build" bash -e "$scratch/block.sh") > "$scratch/out" 2>&1 < /dev/null; then
+		README_BUILD="$build" bash -e -o pipefail "$scratch/block.sh") > "$scratch/out" 2>&1 < /dev/null; then
+		if [ -s "$b.shown" ] && ! masked < "$scratch/out" | grep -qFxf "$b.shown"; then
+			failed=$((failed + 1))
+			echo "FAIL: $where: none of the output lines it shows was printed; its output:"
+			sed 's/^/    /' "$scratch/out"
+			continue
+		fi
 		echo "ok: $where"
 		sed 's/^/    /' "$scratch/out" | head -n 5
 	else

@@ -13,7 +13,10 @@
 #               (selftests/kernel/bpf-regression-ci.list), every one OK.
 #
 # Each name of the list must be reported OK: a FAIL, a SKIP or a name
-# test_progs did not run at all fails the test. IOURING_BPF_REGRESSION_LIST
+# test_progs did not run at all fails the test, and so does a skipped
+# subtest of a listed test (a test's "OK (SKIP: n/m)"), unless the subtest
+# is in the reviewed list selftests/kernel/bpf-subtest-skips.list with the
+# reason this kernel lacks what it needs. IOURING_BPF_REGRESSION_LIST
 # names another list (to see the check fail on a test that fails here).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -72,15 +75,22 @@ for name in "${want[@]}"; do
 		fail=1 ;;
 	esac
 done
-# the series' own tests skip nothing on the kernel they were written for:
-# a skipped subtest (a test's "OK (SKIP: n/m)") is a failure there
-if [ "$mode" = series ]; then
-	for name in "${!result[@]}"; do
-		[ "${result[$name]}" = SKIP ] || continue
-		echo "FAIL: $name skipped (the series' tests must all run here)"
-		fail=1
-	done
+# a skipped subtest (a test's "OK (SKIP: n/m)") of a listed test is a
+# failure, unless the reviewed list pins it; the series' own tests skip
+# nothing on the kernel they were written for
+declare -A listed pinned
+for name in "${want[@]}"; do listed[$name]=1; done
+if [ "$mode" != series ]; then
+	while read -r name _; do
+		pinned[$name]=1
+	done < <(names "$here/bpf-subtest-skips.list")
 fi
+for name in "${!result[@]}"; do
+	[ "${result[$name]}" = SKIP ] && [ -n "${listed[${name%%/*}]:-}" ] || continue
+	[ -z "${pinned[$name]:-}" ] || continue
+	echo "FAIL: $name skipped, and not in the reviewed list selftests/kernel/bpf-subtest-skips.list"
+	fail=1
+done
 if [ $fail = 1 ] || [ $rc != 0 ]; then
 	[ $rc = 0 ] || echo "FAIL: test_progs exited $rc"
 	# test_progs prints the log of every test that failed
