@@ -684,10 +684,16 @@ static void fill_args_and_pools(void)
 			data_at(0) - PAGE, arg_addr(A_IOV, 0), arg_addr(A_IOV, PAGE), data_at(1),
 			0, KERNEL_ADDR, NONCANON_ADDR, data_at(0), data_at(3 * PAGE),
 		};
-		/* from any of those, never past the reservation's upper guard */
+		/*
+		 * From any of those, never past the reservation's upper guard.
+		 * The kernel takes the length from off, or from the 32-bit len
+		 * when off is 0, so a value is either length: the huge one
+		 * overflows as off (EINVAL) and is 0 as len. (~0 would be 4 GiB
+		 * as len, and MADV_DONTNEED over it zeroed this process's TLS.)
+		 */
 		const __u64 madv_len[SQF_POOL_N] = { 0, 1, 4096, 8192, 16384, 65536, 4095, 12288,
-						     0x10000, 0, 4096, 8192, 32768, ~0ULL, 1 << 20,
-						     2 << 20 };
+						     0x10000, 0, 4096, 8192, 32768,
+						     0xffffffff00000000ULL, 1 << 20, 2 << 20 };
 		/* no MADV_REMOVE, HWPOISON, SOFT_OFFLINE: nothing that frees or poisons */
 		const __u64 advice[SQF_POOL_N] = { MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL,
 						   MADV_WILLNEED, MADV_DONTNEED, MADV_FREE,
