@@ -8,12 +8,7 @@
 # scratch build directory that borrows the build's kernel, so the build's
 # own VM output is left alone.
 set -u
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-mkdir -p "$work/build"
-for d in kernel tools; do ln -s "$IOURING_BPF_BUILD/$d" "$work/build/$d"; done
+. "$(dirname "$0")/scratch_build.sh"
 printf '%s\n' \
 	$'t/pass\tvm\t30\techo "pass-marker-$((6 * 7))"' \
 	$'t/slow\tvm\t90\tsleep 45' \

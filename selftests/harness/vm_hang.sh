@@ -8,12 +8,7 @@
 # far off, the host's cap ends the run and names the test that was running. Runs in a scratch build directory that borrows
 # the build's kernel.
 set -u
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-mkdir -p "$work/build"
-for d in kernel tools; do ln -s "$IOURING_BPF_BUILD/$d" "$work/build/$d"; done
+. "$(dirname "$0")/scratch_build.sh"
 
 # a null_blk disk whose every I/O completes after 10 minutes: the first
 # reader (the kernel's partition scan when the disk appears, in the writer

@@ -7,12 +7,7 @@
 # later. The test itself exits 0: only the kernel log can fail it. Runs in
 # a scratch build directory that borrows the build's kernel.
 set -u
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-mkdir -p "$work/build"
-for d in kernel tools; do ln -s "$IOURING_BPF_BUILD/$d" "$work/build/$d"; done
+. "$(dirname "$0")/scratch_build.sh"
 
 cat > "$work/blocked.sh" <<'EOF'
 set -e
