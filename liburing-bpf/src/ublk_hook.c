@@ -89,7 +89,8 @@ static const char *attach_error(int err)
 		       "or a backing file is neither a regular file nor a block device, or is open "
 		       "O_DIRECT on storage whose logical block is larger than the device's";
 	case -ELOOP:
-		return "a backing file is the device itself or lives on a file system on it";
+		return "a backing file is the device itself, a device-mapper or md device stacked "
+		       "on it, or lives on a file system on one of these";
 	case -EACCES:
 		return "a backing file is not open for reading and writing";
 	case -E2BIG:

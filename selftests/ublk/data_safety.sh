@@ -29,6 +29,19 @@
 #               A nor a third device C is BLK_MQ_F_BLOCKING (blk-mq
 #               debugfs), and C is deleted and its server exits within
 #               30 s. After SIGCONT the read completes with B's bytes.
+#  clone:       (kernel path) the backing is a null_blk disk with a write
+#               cache, opened O_DIRECT: each 4 KiB request is cloned onto
+#               it (block tracepoints: requests issued on the disk, no bio
+#               submitted to it, as the worker's direct I/O would); bad
+#               sectors there fail a read (EIO, no zeros) and a write; an
+#               O_DSYNC write and a flush of the device each send a flush
+#               to the disk, a plain write none; after the sectors heal,
+#               the acknowledged write reads back and fio verify passes.
+#  two-backings: a split device over two null_blk disks with write caches:
+#               a flush of the device reaches both; with bad sectors at the
+#               start of the second, a read across the boundary fails (EIO,
+#               no zeros), the first half alone reads right, and after
+#               they heal the whole device reads as the two disks do.
 # Every step is bounded by a timeout.
 # usage: data_safety.sh TOOL MODE     Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -54,6 +67,7 @@ cleanup_safety() {
 		timeout 60 "$T" ublk del "$i" > /dev/null 2>&1
 	done
 	for ((i = ${#mnts[@]} - 1; i >= 0; i--)); do umount "${mnts[i]}" 2>/dev/null; done
+	trace_stop
 	for n in "${nbs[@]}"; do
 		[ -d "$n" ] && { echo 0 > "$n/power"; rmdir "$n"; }
 	done
@@ -345,12 +359,156 @@ stalled() {
 	timeout 60 "$T" ublk del "$bid" > /dev/null && ok "del B" || bad "del B"
 }
 
+# trace_start: record block_bio_queue and block_rq_issue in a tracefs
+# instance of this test; trace_count DEV KIND [RWBS-REGEX]: how many events
+# of KIND (bio_queue, rq_issue) on block device DEV since the start
+trace_start() {
+	local t=/sys/kernel/tracing
+	[ -d "$t/instances" ] || mount -t tracefs nodev "$t" 2>/dev/null
+	[ -d "$t/events/block/block_rq_issue" ] ||
+		no_feature "no block tracepoints in tracefs (CONFIG_EVENT_TRACING)"
+	tri=$t/instances/ublk-safety$$
+	[ -d "$tri" ] || mkdir "$tri" || return 1
+	echo 8192 > "$tri/buffer_size_kb"
+	echo 1 > "$tri/events/block/block_bio_queue/enable" &&
+		echo 1 > "$tri/events/block/block_rq_issue/enable" && echo > "$tri/trace"
+}
+trace_stop() { [ -n "${tri:-}" ] && [ -d "$tri" ] && { echo 0 > "$tri/events/enable"; rmdir "$tri"; }; }
+trace_count() {
+	local mm
+	mm=$(stat -L -c '%t %T' "$1" | while read -r a b; do echo "$((16#$a)),$((16#$b))"; done)
+	awk -v ev="block_$2:" -v mm="$mm" -v re="${3:-.}" \
+		'{ for (i = 1; i < NF; i++) if ($i == ev && $(i + 1) == mm && $(i + 2) ~ re) n++ }
+		 END { print n + 0 }' "$tri/trace"
+}
+fsync_dev() { timeout 60 python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_WRONLY))' "$1"; }
+
+clone() {
+	local disk msg rc r0 b0 r1 b1 f0 f1 f2 f3 pat=$work/pat
+	nullb cl 64 cache_size=16 || { bad "null_blk"; return; }
+	disk=$nbdev
+	head -c $((64 * M)) /dev/urandom > "$pat"
+	dd if="$pat" of="$disk" bs=1M oflag=direct status=none || { bad "filling $disk"; return; }
+	add_loop "$disk" || { bad "add over $disk"; return; }
+	trace_start || { bad "tracefs instance"; return; }
+
+	r0=$(trace_count "$disk" rq_issue) b0=$(trace_count "$disk" bio_queue)
+	cmp -s <(timeout 60 dd if="$dev" bs=4k count=256 iflag=direct status=none) \
+		<(head -c $((1 * M)) "$pat") && ok "the device reads the disk's bytes" ||
+		bad "device and disk differ"
+	timeout 60 dd if="$pat" of="$dev" bs=4k seek=1024 count=256 oflag=direct status=none ||
+		bad "a 4 KiB write loop"
+	r1=$(trace_count "$disk" rq_issue) b1=$(trace_count "$disk" bio_queue)
+	[ $((r1 - r0)) -ge 512 ] && [ "$b1" = "$b0" ] &&
+		ok "512 reads and writes: $((r1 - r0)) requests issued on $disk, no bio submitted to it (cloned)" ||
+		bad "512 reads and writes: $((r1 - r0)) requests issued on $disk, $((b1 - b0)) bios submitted to it (want >= 512 and 0: not cloned)"
+
+	# flushes: the device has a volatile cache and no FUA, so an O_DSYNC
+	# write comes as a write and a flush; the flush goes to the worker
+	f0=$(trace_count "$disk" rq_issue '^F')
+	timeout 60 dd if="$pat" of="$dev" bs=64k seek=40 count=1 oflag=direct status=none
+	f1=$(trace_count "$disk" rq_issue '^F')
+	timeout 60 dd if="$pat" of="$dev" bs=64k seek=41 count=1 oflag=direct,dsync status=none
+	f2=$(trace_count "$disk" rq_issue '^F')
+	fsync_dev "$dev"
+	f3=$(trace_count "$disk" rq_issue '^F')
+	[ "$f1" = "$f0" ] && ok "a plain write sends no flush to $disk" ||
+		bad "a plain write sent $((f1 - f0)) flushes to $disk"
+	[ "$f2" -gt "$f1" ] && ok "an O_DSYNC write sends a flush to $disk ($((f2 - f1)))" ||
+		bad "an O_DSYNC write sent no flush to $disk"
+	[ "$f3" -gt "$f2" ] && ok "a flush of the device reaches $disk ($((f3 - f2)))" ||
+		bad "a flush of the device did not reach $disk"
+
+	# sectors 2048..2175 (1 MiB .. +64 KiB) go bad
+	echo "+2048-2175" > "$nb/badblocks" || { bad "badblocks"; return; }
+	rm -f "$work/got"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
+		iflag=direct,skip_bytes 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a direct 128 KiB read across the bad sectors: EIO" ||
+		bad "a read across the bad sectors: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=4k skip=256 count=1 iflag=direct 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a 4 KiB read of a bad sector: EIO" ||
+		bad "a 4 KiB read of a bad sector: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+	msg=$(timeout 60 dd if="$pat" of="$dev" bs=4k seek=257 count=1 oflag=direct,dsync 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a 4 KiB write onto a bad sector: EIO" ||
+		bad "a write onto a bad sector: exit $rc, want an I/O error: $msg"
+	head -c $((64 << 10)) /dev/urandom > "$pat.w"
+	timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=100 count=1 oflag=direct conv=fsync \
+		status=none && ok "a write elsewhere and its fsync succeed" || bad "a write away from the bad sectors failed"
+	echo "-2048-2175" > "$nb/badblocks" || bad "clearing badblocks"
+	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=100 count=1 iflag=direct status=none) "$pat.w" &&
+		cmp -s <(dd if="$disk" bs=64k skip=100 count=1 iflag=direct status=none) "$pat.w" &&
+		ok "the acknowledged write reads back, on the device and on $disk" ||
+		bad "the acknowledged write is not on the device or the disk"
+	timeout 300 bash -c "$(declare -f fio_verify); work=$(printf %q "$work");
+		fio_verify $dev cloned --rw=randwrite --bs=4k --iodepth=32 --size=16M \
+			--verify_fatal=1" &&
+		ok "fio randwrite 4k QD32 + verify (verify_fatal) after the fault cleared" || bad "fio verify"
+	trace_stop
+}
+
+two_backings() {
+	local a b out msg rc fa fb
+	nullb two0 32 cache_size=8 || { bad "null_blk"; return; }
+	a=$nbdev
+	nullb two1 32 cache_size=8 || { bad "null_blk"; return; }
+	b=$nbdev
+	head -c $((32 * M)) /dev/urandom > "$work/a.pat"
+	head -c $((32 * M)) /dev/urandom > "$work/b.pat"
+	dd if="$work/a.pat" of="$a" bs=1M oflag=direct status=none &&
+		dd if="$work/b.pat" of="$b" bs=1M oflag=direct status=none || { bad "filling the disks"; return; }
+	out=$(ublk_add --target split --file "$a" --file "$b") || { bad "add split over $a $b"; return; }
+	id=$(jget '["id"]' <<<"$out")
+	dev=/dev/ublkb$id
+	trace_start || { bad "tracefs instance"; return; }
+	fa=$(trace_count "$a" rq_issue '^F') fb=$(trace_count "$b" rq_issue '^F')
+	timeout 60 dd if="$work/a.pat" of="$dev" bs=64k seek=3 count=1 oflag=direct status=none
+	fsync_dev "$dev"
+	[ "$(trace_count "$a" rq_issue '^F')" -gt "$fa" ] && [ "$(trace_count "$b" rq_issue '^F')" -gt "$fb" ] &&
+		ok "a flush of the split device reaches both disks" ||
+		bad "a flush of the split device: $(($(trace_count "$a" rq_issue '^F') - fa)) flushes on $a," \
+		    "$(($(trace_count "$b" rq_issue '^F') - fb)) on $b (want at least 1 each)"
+	trace_stop
+
+	# the second disk's first 64 KiB go bad: a read that ends there fails
+	echo "+0-127" > "$nb/badblocks" || { bad "badblocks"; return; }
+	rm -f "$work/got"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=64k skip=511 count=2 iflag=direct 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a direct read across the boundary into the bad sectors: EIO" ||
+		bad "a read across the boundary: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((32 * M - (64 << 10))) count=1 \
+		iflag=direct,skip_bytes 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
+		ok "a 128 KiB request spanning both disks, the second failing: EIO" ||
+		bad "a request spanning both disks: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=511 count=1 iflag=direct status=none) \
+		<(dd if="$work/a.pat" bs=64k skip=511 count=1 status=none) &&
+		ok "the first disk's last 64 KiB alone read right" || bad "the first disk's last 64 KiB"
+	echo "-0-127" > "$nb/badblocks" || bad "clearing badblocks"
+	cmp -s <(timeout 120 dd if="$dev" bs=1M iflag=direct status=none) \
+		<(cat <(dd if="$a" bs=1M iflag=direct status=none) <(dd if="$b" bs=1M iflag=direct status=none)) &&
+		ok "after the fault cleared the device reads as the two disks" ||
+		bad "the device and the two disks differ"
+}
+
 case $mode in
 read-errors) read_errors ;;
 killed-reader) killed_reader ;;
 submitter) submitter ;;
 flush) flush ;;
 stalled) stalled ;;
-*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled"; exit 2 ;;
+clone) clone ;;
+two-backings) two_backings ;;
+*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled|clone|two-backings"
+   exit 2 ;;
 esac
 finish

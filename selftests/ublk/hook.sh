@@ -9,7 +9,8 @@
 #             /dev/ublkc999 from) -9 (EBADF); /dev/null named as the device
 #             -22; CAP_SYS_ADMIN dropped (CAP_BPF, CAP_PERFMON kept) -1
 #             (EPERM); a sleepable queue_rq -22; an O_APPEND file -22; the
-#             device itself -40 (ELOOP), and a file on ext4 on it -40; an
+#             device itself -40 (ELOOP), a dm-linear device over it -40,
+#             and a file on ext4 on it -40; an
 #             O_DIRECT null_blk with 4096-byte blocks -22 (the device's are
 #             512); files
 #             read-only -13 (EACCES); descriptor 1000 -9 (EBADF); /dev/null
@@ -189,6 +190,18 @@ refusals() {
 		"$objdir/hook_sleepable.bpf.o" "$id" "$img"
 	attach_fails -22 "a backing file open O_APPEND (EINVAL)" --append "$loop_o" "$id" "$img"
 	attach_fails -40 "/dev/ublkb$id as its own backing (ELOOP)" "$loop_o" "$id" "$dev"
+	# a device-mapper device over this one: its I/O would come back here
+	local dm=ublkself$$ dmdev
+	need_program dmsetup
+	if printf '0 %s linear %s 0\n' "$(blockdev --getsz "$dev")" "$dev" |
+		DM_DISABLE_UDEV=1 dmsetup create --noudevsync "$dm"; then
+		dmdev=/dev/$(dmsetup info -c --noheadings -o blkdevname "$dm")
+		attach_fails -40 "$dmdev, dm-linear over ublkb$id, as its backing (ELOOP)" \
+			"$loop_o" "$id" "$dmdev"
+		dmsetup remove "$dm" || bad "dmsetup remove $dm"
+	else
+		bad "dmsetup create $dm over $dev"
+	fi
 	# O_DIRECT on a disk whose logical block (4096) is larger than the device's (512)
 	local nb4=/sys/kernel/config/nullb/nullb4k$$
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config 2>/dev/null
