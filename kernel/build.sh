@@ -325,7 +325,7 @@ shadow() {
 do_bpf_selftests() {
 	local v=${1:?variant required}
 	local vmlinux=$kdir/$v/vmlinux base=$kdir/$v-bpf-selftests
-	local tree=$base/src out=$base/out stamp round name f t
+	local tree=$base/src out=$base/out stamp round name f t mjobs=$jobs
 	[ -f "$vmlinux" ] || die "$vmlinux not built; run: kernel/build.sh kernel $v"
 	stamp="$(cat "$kdir/src.stamp") $(sha256sum < "$vmlinux" | cut -c1-16)"
 	if [ -x "$out/test_progs" ] && [ "$(cat "$base/stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -344,16 +344,19 @@ do_bpf_selftests() {
 		: > "$base/build.log"
 		if PATH=/usr/lib/llvm-19/bin:$PATH "$repo/scripts/progress" \
 			"kernel: building test_progs for $v (round $round)" "$base/build.log" \
-			make -k -C "$sdir" -j"$jobs" OUTPUT="$out" VMLINUX_BTF="$vmlinux" \
+			make -k -C "$sdir" -j"$mjobs" OUTPUT="$out" VMLINUX_BTF="$vmlinux" \
 			TRUNNER_EXTRA_FILES= "$out/test_progs"; then
 			echo "$stamp" > "$base/stamp"
 			log "test_progs for $v: $out/test_progs ($(grep -c . "$base/dropped") file(s) left out: $base/dropped)"
 			return 0
 		fi
 		# the Makefile's rsync of the extra files races with -j: a
-		# skeleton's intermediate object it lists can vanish under it
+		# skeleton's intermediate object it lists can vanish under it.
+		# What the rounds before built stays, so finishing with one job
+		# is cheap and cannot race again.
 		if grep -q 'some files vanished before they could be transferred' "$base/build.log"; then
-			log "test_progs for $v: the extra-files copy raced with the build; once more"
+			log "test_progs for $v: the extra-files copy raced with the build; once more, one job"
+			mjobs=1
 			continue
 		fi
 		local failed=()
