@@ -29,14 +29,6 @@
 #               A nor a third device C is BLK_MQ_F_BLOCKING (blk-mq
 #               debugfs), and C is deleted and its server exits within
 #               30 s. After SIGCONT the read completes with B's bytes.
-#  clone:       (kernel path) the backing is a null_blk disk with a write
-#               cache, opened O_DIRECT: each 4 KiB request is cloned onto
-#               it (block tracepoints: requests issued on the disk, no bio
-#               submitted to it, as the worker's direct I/O would); bad
-#               sectors there fail a read (EIO, no zeros) and a write; an
-#               O_DSYNC write and a flush of the device each send a flush
-#               to the disk, a plain write none; after the sectors heal,
-#               the acknowledged write reads back and fio verify passes.
 #  two-backings: a split device over two null_blk disks with write caches:
 #               a flush of the device reaches both; with bad sectors at the
 #               start of the second, a read across the boundary fails (EIO,
@@ -383,75 +375,6 @@ trace_count() {
 }
 fsync_dev() { timeout 60 python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_WRONLY))' "$1"; }
 
-clone() {
-	local disk msg rc r0 b0 r1 b1 f0 f1 f2 f3 pat=$work/pat
-	nullb cl 64 cache_size=16 || { bad "null_blk"; return; }
-	disk=$nbdev
-	head -c $((64 * M)) /dev/urandom > "$pat"
-	dd if="$pat" of="$disk" bs=1M oflag=direct status=none || { bad "filling $disk"; return; }
-	add_loop "$disk" || { bad "add over $disk"; return; }
-	trace_start || { bad "tracefs instance"; return; }
-
-	r0=$(trace_count "$disk" rq_issue) b0=$(trace_count "$disk" bio_queue)
-	cmp -s <(timeout 60 dd if="$dev" bs=4k count=256 iflag=direct status=none) \
-		<(head -c $((1 * M)) "$pat") && ok "the device reads the disk's bytes" ||
-		bad "device and disk differ"
-	timeout 60 dd if="$pat" of="$dev" bs=4k seek=1024 count=256 oflag=direct status=none ||
-		bad "a 4 KiB write loop"
-	r1=$(trace_count "$disk" rq_issue) b1=$(trace_count "$disk" bio_queue)
-	[ $((r1 - r0)) -ge 512 ] && [ "$b1" = "$b0" ] &&
-		ok "512 reads and writes: $((r1 - r0)) requests issued on $disk, no bio submitted to it (cloned)" ||
-		bad "512 reads and writes: $((r1 - r0)) requests issued on $disk, $((b1 - b0)) bios submitted to it (want >= 512 and 0: not cloned)"
-
-	# flushes: the device has a volatile cache and no FUA, so an O_DSYNC
-	# write comes as a write and a flush; the flush goes to the worker
-	f0=$(trace_count "$disk" rq_issue '^F')
-	timeout 60 dd if="$pat" of="$dev" bs=64k seek=40 count=1 oflag=direct status=none
-	f1=$(trace_count "$disk" rq_issue '^F')
-	timeout 60 dd if="$pat" of="$dev" bs=64k seek=41 count=1 oflag=direct,dsync status=none
-	f2=$(trace_count "$disk" rq_issue '^F')
-	fsync_dev "$dev"
-	f3=$(trace_count "$disk" rq_issue '^F')
-	[ "$f1" = "$f0" ] && ok "a plain write sends no flush to $disk" ||
-		bad "a plain write sent $((f1 - f0)) flushes to $disk"
-	[ "$f2" -gt "$f1" ] && ok "an O_DSYNC write sends a flush to $disk ($((f2 - f1)))" ||
-		bad "an O_DSYNC write sent no flush to $disk"
-	[ "$f3" -gt "$f2" ] && ok "a flush of the device reaches $disk ($((f3 - f2)))" ||
-		bad "a flush of the device did not reach $disk"
-
-	# sectors 2048..2175 (1 MiB .. +64 KiB) go bad
-	echo "+2048-2175" > "$nb/badblocks" || { bad "badblocks"; return; }
-	rm -f "$work/got"
-	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
-		iflag=direct,skip_bytes 2>&1)
-	rc=$?
-	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
-		ok "a direct 128 KiB read across the bad sectors: EIO" ||
-		bad "a read across the bad sectors: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
-	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=4k skip=256 count=1 iflag=direct 2>&1)
-	rc=$?
-	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
-		ok "a 4 KiB read of a bad sector: EIO" ||
-		bad "a 4 KiB read of a bad sector: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
-	msg=$(timeout 60 dd if="$pat" of="$dev" bs=4k seek=257 count=1 oflag=direct,dsync 2>&1)
-	rc=$?
-	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
-		ok "a 4 KiB write onto a bad sector: EIO" ||
-		bad "a write onto a bad sector: exit $rc, want an I/O error: $msg"
-	head -c $((64 << 10)) /dev/urandom > "$pat.w"
-	timeout 60 dd if="$pat.w" of="$dev" bs=64k seek=100 count=1 oflag=direct conv=fsync \
-		status=none && ok "a write elsewhere and its fsync succeed" || bad "a write away from the bad sectors failed"
-	echo "-2048-2175" > "$nb/badblocks" || bad "clearing badblocks"
-	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=100 count=1 iflag=direct status=none) "$pat.w" &&
-		cmp -s <(dd if="$disk" bs=64k skip=100 count=1 iflag=direct status=none) "$pat.w" &&
-		ok "the acknowledged write reads back, on the device and on $disk" ||
-		bad "the acknowledged write is not on the device or the disk"
-	timeout 300 bash -c "$(declare -f fio_verify); work=$(printf %q "$work");
-		fio_verify $dev cloned --rw=randwrite --bs=4k --iodepth=32 --size=16M \
-			--verify_fatal=1" &&
-		ok "fio randwrite 4k QD32 + verify (verify_fatal) after the fault cleared" || bad "fio verify"
-	trace_stop
-}
 
 two_backings() {
 	local a b out msg rc fa fb
@@ -506,9 +429,8 @@ killed-reader) killed_reader ;;
 submitter) submitter ;;
 flush) flush ;;
 stalled) stalled ;;
-clone) clone ;;
 two-backings) two_backings ;;
-*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled|clone|two-backings"
+*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled|two-backings"
    exit 2 ;;
 esac
 finish
