@@ -29,6 +29,19 @@
 #               A nor a third device C is BLK_MQ_F_BLOCKING (blk-mq
 #               debugfs), and C is deleted and its server exits within
 #               30 s. After SIGCONT the read completes with B's bytes.
+#  clone:       (kernel path) a request of one extent on a block device the
+#               server opened O_DIRECT is cloned onto that device's queue:
+#               block tracepoints see requests issued on the disk and no
+#               bio submitted to it (the worker's direct I/O submits bios).
+#               On null_blk without memory (its memory-backed queue may
+#               block, which keeps the worker): bad sectors fail 4 KiB and
+#               128 KiB reads and a write with EIO, and after they heal the
+#               same I/O succeeds. On a scsi_debug RAM disk (write cache,
+#               FUA): the device reads the disk's bytes; a plain write sends
+#               the disk no flush, an O_DSYNC write and the device's fsync
+#               each send one; a medium error fails a read (an error, no
+#               zeros); after it clears, an acknowledged write reads back on
+#               the device and the disk, and fio verify passes.
 #  two-backings: a split device over two null_blk disks with write caches:
 #               a flush of the device reaches both; with bad sectors at the
 #               start of the second, a read across the boundary fails (EIO,
@@ -60,6 +73,7 @@ cleanup_safety() {
 	done
 	for ((i = ${#mnts[@]} - 1; i >= 0; i--)); do umount "${mnts[i]}" 2>/dev/null; done
 	trace_stop
+	[ -z "${sdbg_host:-}" ] || { echo 0 > "$sdbg/opts"; echo -1 > "$sdbg/add_host"; }
 	for n in "${nbs[@]}"; do
 		[ -d "$n" ] && { echo 0 > "$n/power"; rmdir "$n"; }
 	done
@@ -119,6 +133,7 @@ fsync_dev() { timeout 60 python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1
 
 # zero_blocks FILE: how many of its 4 KiB blocks are all zeros
 zero_blocks() {
+	[ -e "$1" ] || { echo 0; return; }
 	python3 -c '
 import sys
 d = open(sys.argv[1], "rb").read()
@@ -352,9 +367,11 @@ stalled() {
 	timeout 60 "$T" ublk del "$bid" > /dev/null && ok "del B" || bad "del B"
 }
 
-# trace_start: record block_rq_issue in a tracefs instance of this test;
-# flushes_on DEV: how many flush requests were issued on block device DEV
-# since the start
+# trace_start: record block_bio_queue and block_rq_issue in a tracefs
+# instance of this test; trace_count DEV KIND [RWBS-REGEX]: how many events
+# of KIND (bio_queue, rq_issue) on block device DEV since the start. A flush
+# request's RWBS starts with F (REQ_PREFLUSH; data writes lose it in the
+# flush machinery before they are issued).
 trace_start() {
 	local t=/sys/kernel/tracing
 	[ -d "$t/instances" ] || mount -t tracefs nodev "$t" 2>/dev/null
@@ -363,17 +380,129 @@ trace_start() {
 	tri=$t/instances/ublk-safety$$
 	[ -d "$tri" ] || mkdir "$tri" || return 1
 	echo 8192 > "$tri/buffer_size_kb"
-	echo 1 > "$tri/events/block/block_rq_issue/enable" && echo > "$tri/trace"
+	echo 1 > "$tri/events/block/block_bio_queue/enable" &&
+		echo 1 > "$tri/events/block/block_rq_issue/enable" && echo > "$tri/trace"
 }
 trace_stop() { [ -n "${tri:-}" ] && [ -d "$tri" ] && { echo 0 > "$tri/events/enable"; rmdir "$tri"; }; }
-flushes_on() {
+trace_count() {
 	local mm
 	mm=$(stat -L -c '%t %T' "$1" | while read -r a b; do echo "$((16#$a)),$((16#$b))"; done)
-	# a flush request's RWBS starts with F (REQ_PREFLUSH; data writes
-	# lose it in the flush machinery before they are issued)
-	awk -v mm="$mm" '{ for (i = 1; i < NF; i++)
-		if ($i == "block_rq_issue:" && $(i + 1) == mm && $(i + 2) ~ /^F/) n++ }
-		END { print n + 0 }' "$tri/trace"
+	awk -v ev="block_$2:" -v mm="$mm" -v re="${3:-.}" \
+		'{ for (i = 1; i < NF; i++) if ($i == ev && $(i + 1) == mm && $(i + 2) ~ re) n++ }
+		 END { print n + 0 }' "$tri/trace"
+}
+
+# cloned DISK: 256 reads and 256 writes of 4 KiB through $dev are cloned
+# onto DISK: as many requests issued there, and no bio submitted to it
+cloned() {
+	local disk=$1 r0 b0 r1 b1
+	r0=$(trace_count "$disk" rq_issue) b0=$(trace_count "$disk" bio_queue)
+	timeout 60 dd if="$dev" of=/dev/null bs=4k count=256 iflag=direct status=none &&
+		timeout 60 dd if="$work/pat" of="$dev" bs=4k seek=1024 count=256 oflag=direct status=none ||
+		{ bad "4 KiB reads and writes through $dev failed"; return; }
+	r1=$(trace_count "$disk" rq_issue) b1=$(trace_count "$disk" bio_queue)
+	[ $((r1 - r0)) -ge 512 ] && [ "$b1" = "$b0" ] &&
+		ok "512 reads and writes of 4 KiB: $((r1 - r0)) requests issued on $disk, no bio submitted to it (cloned)" ||
+		bad "512 reads and writes of 4 KiB: $((r1 - r0)) requests issued on $disk, $((b1 - b0)) bios submitted to it (want >= 512 and 0: not cloned)"
+}
+
+# fails WHAT CMD...: CMD fails with an I/O error (EIO, or ENODATA for a
+# medium error) and leaves no all-zero block in $work/got
+fails() {
+	local what=$1 msg rc
+	shift
+	rm -f "$work/got"
+	msg=$("$@" 2>&1)
+	rc=$?
+	[ $rc != 0 ] && grep -Eq "Input/output error|No data available" <<<"$msg" &&
+		[ "$(zero_blocks "$work/got")" = 0 ] && ok "$what: an I/O error, no zeros" ||
+		bad "$what: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+}
+
+clone_null_blk() {
+	local disk
+	nullb cl 64 memory_backed=0 || { bad "null_blk"; return; }
+	disk=$nbdev
+	head -c $((4 * M)) /dev/urandom > "$work/pat"
+	add_loop "$disk" || { bad "add over $disk"; return; }
+	trace_start || { bad "tracefs instance"; return; }
+	cloned "$disk"
+	trace_stop
+	# sectors 2048..2175 (1 MiB .. +64 KiB) go bad
+	echo "+2048-2175" > "$nb/badblocks" || { bad "badblocks"; return; }
+	fails "a 4 KiB read of a bad sector" \
+		timeout 60 dd if="$dev" of="$work/got" bs=4k skip=256 count=1 iflag=direct
+	fails "a 128 KiB read across the bad sectors" \
+		timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
+		iflag=direct,skip_bytes
+	fails "a 4 KiB write onto a bad sector" \
+		timeout 60 dd if="$work/pat" of="$dev" bs=4k seek=257 count=1 oflag=direct
+	echo "-2048-2175" > "$nb/badblocks" || bad "clearing badblocks"
+	timeout 60 dd if="$dev" of=/dev/null bs=128k skip=$((960 << 10)) count=1 \
+		iflag=direct,skip_bytes status=none &&
+		timeout 60 dd if="$work/pat" of="$dev" bs=4k seek=257 count=1 oflag=direct status=none &&
+		ok "after the sectors heal the same read and write succeed" ||
+		bad "a read or write after the sectors healed failed"
+	timeout 60 "$T" ublk del "$id" > /dev/null || bad "del $id"
+}
+
+clone_scsi_debug() {
+	local disk i f0 f1 f2 f3
+	sdbg=/sys/bus/pseudo/drivers/scsi_debug
+	[ -d "$sdbg" ] || no_feature "no scsi_debug (CONFIG_SCSI_DEBUG)"
+	echo 0 > "$sdbg/delay" && echo 1 > "$sdbg/add_host" || { bad "scsi_debug host"; return; }
+	sdbg_host=1
+	for i in $(seq 100); do
+		disk=$(ls -d "$sdbg"/adapter*/host*/target*/*/block/sd* 2>/dev/null | head -n 1)
+		[ -n "$disk" ] && [ -b "/dev/${disk##*/}" ] && break
+		disk= && sleep 0.1
+	done
+	[ -n "$disk" ] || { bad "no disk of the scsi_debug host"; return; }
+	disk=/dev/${disk##*/}
+	[ "$(cat "/sys/block/${disk##*/}/queue/write_cache")" = "write back" ] ||
+		bad "$disk has no write cache: $(cat "/sys/block/${disk##*/}/queue/write_cache")"
+	head -c $((64 * M)) /dev/urandom > "$work/pat"
+	dd if="$work/pat" of="$disk" bs=1M oflag=direct status=none || { bad "filling $disk"; return; }
+	add_loop "$disk" || { bad "add over $disk"; return; }
+	cmp -s <(timeout 60 dd if="$dev" bs=1M count=4 iflag=direct status=none) \
+		<(head -c $((4 * M)) "$work/pat") && ok "the device reads $disk's bytes" ||
+		bad "the device and $disk differ"
+	trace_start || { bad "tracefs instance"; return; }
+	cloned "$disk"
+	f0=$(trace_count "$disk" rq_issue '^F')
+	timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=40 count=1 oflag=direct status=none
+	f1=$(trace_count "$disk" rq_issue '^F')
+	timeout 60 dd if="$work/pat" of="$dev" bs=64k seek=41 count=1 oflag=direct,dsync status=none
+	f2=$(trace_count "$disk" rq_issue '^F')
+	fsync_dev "$dev"
+	f3=$(trace_count "$disk" rq_issue '^F')
+	trace_stop
+	[ "$f1" = "$f0" ] && ok "a plain write sends no flush to $disk" ||
+		bad "a plain write sent $((f1 - f0)) flushes to $disk"
+	[ "$f2" -gt "$f1" ] && ok "an O_DSYNC write sends a flush to $disk ($((f2 - f1)))" ||
+		bad "an O_DSYNC write sent no flush to $disk"
+	[ "$f3" -gt "$f2" ] && ok "a flush of the device reaches $disk ($((f3 - f2)))" ||
+		bad "a flush of the device did not reach $disk"
+
+	# a medium error on reads of sectors 2048..2175 (1 MiB .. +64 KiB)
+	echo 2048 > /sys/module/scsi_debug/parameters/medium_error_start &&
+		echo 128 > /sys/module/scsi_debug/parameters/medium_error_count &&
+		echo 2 > "$sdbg/opts" || { bad "scsi_debug medium errors"; return; }
+	fails "a 128 KiB read across the medium error" \
+		timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
+		iflag=direct,skip_bytes
+	head -c $((64 << 10)) /dev/urandom > "$work/pat.w"
+	timeout 60 dd if="$work/pat.w" of="$dev" bs=64k seek=100 count=1 oflag=direct conv=fsync \
+		status=none && ok "a write elsewhere and its fsync succeed" || bad "a write away from the medium error failed"
+	echo 0 > "$sdbg/opts" || bad "clearing the medium error"
+	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=100 count=1 iflag=direct status=none) "$work/pat.w" &&
+		cmp -s <(dd if="$disk" bs=64k skip=100 count=1 iflag=direct status=none) "$work/pat.w" &&
+		ok "the acknowledged write reads back, on the device and on $disk" ||
+		bad "the acknowledged write is not on the device or on $disk"
+	timeout 300 bash -c "$(declare -f fio_verify); work=$(printf %q "$work");
+		fio_verify $dev cloned --rw=randwrite --bs=4k --iodepth=32 --size=16M \
+			--verify_fatal=1" &&
+		ok "fio randwrite 4k QD32 + verify (verify_fatal) on the cloned path" || bad "fio verify"
 }
 
 two_backings() {
@@ -390,10 +519,10 @@ two_backings() {
 	id=$(jget '["id"]' <<<"$out")
 	dev=/dev/ublkb$id
 	trace_start || { bad "tracefs instance"; return; }
-	fa=$(flushes_on "$a") fb=$(flushes_on "$b")
+	fa=$(trace_count "$a" rq_issue '^F') fb=$(trace_count "$b" rq_issue '^F')
 	timeout 60 dd if="$work/a.pat" of="$dev" bs=64k seek=3 count=1 oflag=direct status=none
 	fsync_dev "$dev"
-	fa=$(($(flushes_on "$a") - fa)) fb=$(($(flushes_on "$b") - fb))
+	fa=$(($(trace_count "$a" rq_issue '^F') - fa)) fb=$(($(trace_count "$b" rq_issue '^F') - fb))
 	[ "$fa" -gt 0 ] && [ "$fb" -gt 0 ] && ok "a flush of the split device reaches both disks" ||
 		bad "a flush of the split device: $fa flushes on $a, $fb on $b (want at least 1 each)"
 	trace_stop
@@ -428,8 +557,9 @@ killed-reader) killed_reader ;;
 submitter) submitter ;;
 flush) flush ;;
 stalled) stalled ;;
+clone) clone_null_blk; clone_scsi_debug ;;
 two-backings) two_backings ;;
-*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled|two-backings"
+*) echo "usage: data_safety.sh TOOL read-errors|killed-reader|submitter|flush|stalled|clone|two-backings"
    exit 2 ;;
 esac
 finish
