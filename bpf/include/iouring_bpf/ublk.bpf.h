@@ -571,12 +571,14 @@ static __always_inline int iou_ublk_step(struct iou_ctx *ctx,
  * the same iou_ublk_map(): the driver moves the extents between the
  * request's pages and the files (IOU_UBLK_FILE_INDEX(i): the attachment's
  * file i; IOU_UBLK_ZERO_INDEX: zeros, or a sink for writes), flushes sync
- * every file, discards and write-zeroes punch, from a worker per queue of
- * the device; extents that do not cover a read, write or write-zeroes
- * exactly fail it with EIO there too. Nothing reaches the daemon, whose
- * queues stay armed for requests after a detach. `iouring-bpf ublk add
- * --path kernel` attaches it (iouring_bpf_ublk_hook_attach()). What the
- * map returns as an error fails the request with that error.
+ * every file, discards and write-zeroes punch, from workers of each queue
+ * of the device (a read or write of one extent on an O_DIRECT block device
+ * is cloned onto its queue instead); extents that do not cover a read,
+ * write or write-zeroes exactly fail it with EIO there too. Nothing
+ * reaches the daemon, whose queues stay armed for requests after a
+ * detach. `iouring-bpf ublk add --path kernel` attaches it
+ * (iouring_bpf_ublk_hook_attach()). What the map returns as an error
+ * fails the request with that error.
  */
 __u64 ublk_hook_requests, ublk_hook_errors;
 
