@@ -34,7 +34,9 @@
 #               block tracepoints see requests issued on the disk and no
 #               bio submitted to it (the worker's direct I/O submits bios).
 #               On null_blk without memory (its memory-backed queue may
-#               block, which keeps the worker): bad sectors fail 4 KiB and
+#               block, which keeps the worker) with two tags, fio at QD32
+#               gets no error while some clones find no tag and take the
+#               worker instead; bad sectors fail 4 KiB and
 #               128 KiB reads and a write with EIO, and after they heal the
 #               same I/O succeeds. On a scsi_debug RAM disk (write cache,
 #               FUA): the device reads the disk's bytes; a plain write sends
@@ -421,12 +423,22 @@ fails() {
 
 clone_null_blk() {
 	local disk
-	nullb cl 64 memory_backed=0 || { bad "null_blk"; return; }
+	local r0 b0 r1 b1
+	# two tags: at QD32 a clone often finds none and takes the worker
+	nullb cl 64 memory_backed=0 hw_queue_depth=2 || { bad "null_blk"; return; }
 	disk=$nbdev
 	head -c $((4 * M)) /dev/urandom > "$work/pat"
 	add_loop "$disk" || { bad "add over $disk"; return; }
 	trace_start || { bad "tracefs instance"; return; }
 	cloned "$disk"
+	r0=$(trace_count "$disk" rq_issue) b0=$(trace_count "$disk" bio_queue)
+	timeout 120 fio --name=busy --filename="$dev" --ioengine=io_uring --direct=1 --rw=randrw \
+		--bs=4k --iodepth=32 --size=32M --io_size=16M --output="$work/busy.fio" &&
+		grep -q 'err= 0' "$work/busy.fio" || bad "fio randrw 4k QD32 on two tags: $(cat "$work/busy.fio")"
+	r1=$(trace_count "$disk" rq_issue) b1=$(trace_count "$disk" bio_queue)
+	[ $((b1 - b0)) -gt 0 ] && [ $((r1 - r0)) -gt $((b1 - b0)) ] &&
+		ok "QD32 on two tags: $((r1 - r0)) requests issued, $((b1 - b0)) of them from the worker (no tag for a clone)" ||
+		bad "QD32 on two tags: $((r1 - r0)) requests issued, $((b1 - b0)) bios from the worker (want both paths)"
 	trace_stop
 	# sectors 2048..2175 (1 MiB .. +64 KiB) go bad
 	echo "+2048-2175" > "$nb/badblocks" || { bad "badblocks"; return; }
