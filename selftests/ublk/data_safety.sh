@@ -424,8 +424,9 @@ fails() {
 clone_null_blk() {
 	local disk
 	local r0 b0 r1 b1
-	# two tags: at QD32 a clone often finds none and takes the worker
-	nullb cl 64 memory_backed=0 hw_queue_depth=2 || { bad "null_blk"; return; }
+	# two tags held 100 us each (timer completion): at QD32 a clone often
+	# finds none and takes the worker
+	nullb cl 64 memory_backed=0 hw_queue_depth=2 irqmode=2 completion_nsec=100000 || { bad "null_blk"; return; }
 	disk=$nbdev
 	head -c $((4 * M)) /dev/urandom > "$work/pat"
 	add_loop "$disk" || { bad "add over $disk"; return; }
