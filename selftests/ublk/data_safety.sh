@@ -408,15 +408,17 @@ cloned() {
 		bad "512 reads and writes of 4 KiB: $((r1 - r0)) requests issued on $disk, $((b1 - b0)) bios submitted to it (want >= 512 and 0: not cloned)"
 }
 
-# fails WHAT CMD...: CMD fails with an I/O error (EIO, or ENODATA for a
-# medium error) and leaves no all-zero block in $work/got
+# fails WHAT ERROR-REGEX CMD...: CMD fails with an error its message names
+# (dd's strerror text: $eio, or ENODATA's for a SCSI medium error) and
+# leaves no all-zero block in $work/got
+eio="Input/output error"
 fails() {
-	local what=$1 msg rc
-	shift
+	local what=$1 re=$2 msg rc
+	shift 2
 	rm -f "$work/got"
 	msg=$("$@" 2>&1)
 	rc=$?
-	[ $rc != 0 ] && grep -Eq "Input/output error|No data available" <<<"$msg" &&
+	[ $rc != 0 ] && grep -Eq "$re" <<<"$msg" &&
 		[ "$(zero_blocks "$work/got")" = 0 ] && ok "$what: an I/O error, no zeros" ||
 		bad "$what: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
 }
@@ -443,12 +445,12 @@ clone_null_blk() {
 	trace_stop
 	# sectors 2048..2175 (1 MiB .. +64 KiB) go bad
 	echo "+2048-2175" > "$nb/badblocks" || { bad "badblocks"; return; }
-	fails "a 4 KiB read of a bad sector" \
+	fails "a 4 KiB read of a bad sector" "$eio" \
 		timeout 60 dd if="$dev" of="$work/got" bs=4k skip=256 count=1 iflag=direct
-	fails "a 128 KiB read across the bad sectors" \
+	fails "a 128 KiB read across the bad sectors" "$eio" \
 		timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
 		iflag=direct,skip_bytes
-	fails "a 4 KiB write onto a bad sector" \
+	fails "a 4 KiB write onto a bad sector" "$eio" \
 		timeout 60 dd if="$work/pat" of="$dev" bs=4k seek=257 count=1 oflag=direct
 	echo "-2048-2175" > "$nb/badblocks" || bad "clearing badblocks"
 	timeout 60 dd if="$dev" of=/dev/null bs=128k skip=$((960 << 10)) count=1 \
@@ -501,7 +503,7 @@ clone_scsi_debug() {
 	echo 2048 > /sys/module/scsi_debug/parameters/medium_error_start &&
 		echo 128 > /sys/module/scsi_debug/parameters/medium_error_count &&
 		echo 2 > "$sdbg/opts" || { bad "scsi_debug medium errors"; return; }
-	fails "a 128 KiB read across the medium error" \
+	fails "a 128 KiB read across the medium error" "$eio|No data available" \
 		timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((960 << 10)) count=1 \
 		iflag=direct,skip_bytes
 	head -c $((64 << 10)) /dev/urandom > "$work/pat.w"
@@ -542,18 +544,11 @@ two_backings() {
 
 	# the second disk's first 64 KiB go bad: a read that ends there fails
 	echo "+0-127" > "$nb/badblocks" || { bad "badblocks"; return; }
-	rm -f "$work/got"
-	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=64k skip=511 count=2 iflag=direct 2>&1)
-	rc=$?
-	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
-		ok "a direct read across the boundary into the bad sectors: EIO" ||
-		bad "a read across the boundary: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
-	msg=$(timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((32 * M - (64 << 10))) count=1 \
-		iflag=direct,skip_bytes 2>&1)
-	rc=$?
-	[ $rc != 0 ] && grep -q "Input/output error" <<<"$msg" &&
-		ok "a 128 KiB request spanning both disks, the second failing: EIO" ||
-		bad "a request spanning both disks: exit $rc, $(zero_blocks "$work/got") blocks all zero: $msg"
+	fails "a direct read across the boundary into the bad sectors" "$eio" \
+		timeout 60 dd if="$dev" of="$work/got" bs=64k skip=511 count=2 iflag=direct
+	fails "a 128 KiB request spanning both disks, the second failing" "$eio" \
+		timeout 60 dd if="$dev" of="$work/got" bs=128k skip=$((32 * M - (64 << 10))) count=1 \
+		iflag=direct,skip_bytes
 	cmp -s <(timeout 60 dd if="$dev" bs=64k skip=511 count=1 iflag=direct status=none) \
 		<(dd if="$work/a.pat" bs=64k skip=511 count=1 status=none) &&
 		ok "the first disk's last 64 KiB alone read right" || bad "the first disk's last 64 KiB"
