@@ -17,6 +17,6 @@ iouring_bpf_test_program(ublk_found fuzz/ublk_found.c LIBS PkgConfig::LIBURING p
 target_include_directories(ublk_found SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
 target_include_directories(ublk_found PRIVATE ${S}/fuzz)
 foreach(c params-shift partial-fetch result-bounds stop-then-start stop-ends-start
-    recovery-start-dies recovery-cycle recovery-unfetched-queue)
+    del-during-start recovery-start-dies recovery-cycle recovery-unfetched-queue)
   iouring_bpf_test(NAME ublk/found-${c} WHERE vm TIMEOUT 120 COMMAND $<TARGET_FILE:ublk_found> ${c})
 endforeach()

@@ -7,7 +7,8 @@
  * is turned into a failure by the watchdog.
  *
  *   ublk_found CASE      CASE: params-shift | partial-fetch | result-bounds
- *                         | stop-then-start | stop-ends-start | recovery-start-dies
+ *                         | stop-then-start | stop-ends-start | del-during-start
+ *                         | recovery-start-dies
  *                         | recovery-cycle | recovery-unfetched-queue
  */
 #define _GNU_SOURCE
@@ -661,6 +662,67 @@ static int case_stop_ends_start(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* del-during-start: a DEL_DEV that came after the last FETCH_REQ woke
+ * START_DEV, but before START_DEV marked the device LIVE, aborted nothing
+ * and then waited for ub->mutex behind a partition scan whose read the
+ * server held: START_DEV, DEL_DEV and every later control command hung
+ * (fuzz/ublk-ctrl; DEL_DEV aborts only a device it finds LIVE and not yet
+ * added). Racy: many rounds, DEL_DEV each time a little later after the
+ * FETCH. Patch "ublk: do not add the disk of a device DEL_DEV has begun
+ * to remove".                                                          */
+
+#define DEL_ROUNDS	30
+
+static int del_during_start_round(unsigned int round, unsigned int delay_us, int *started)
+{
+	struct ublksrv_ctrl_cmd del = { .queue_id = (__u16)-1 };
+	struct server s;
+	int id = add_dev(1, 0), ret;
+
+	CHECK(id >= 0, "add_dev");
+	if (server_open(&s, id, 1))
+		return 1;
+	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+	ret = async_result(0.1);
+	CHECK(ret == -ETIME, "START_DEV before any FETCH completed: %s", ufz_err(ret));
+
+	/* the FETCH wakes START_DEV; the partition scan's read then stays
+	 * with this "server", which never answers */
+	if (fetch_all(&s))
+		return 1;
+	if (delay_us)
+		usleep(delay_us);
+	del.dev_id = (__u32)id;
+	ufz_watchdog_arm(60, "DEL_DEV_ASYNC racing START_DEV");
+	ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_DEL_DEV_ASYNC, &del, 20);
+	CHECK(ret == 0, "round %u (%u us after the FETCH): DEL_DEV_ASYNC: %s", round, delay_us,
+	      ufz_err(ret));
+	ret = async_result(20);
+	ufz_watchdog_arm(0, NULL);
+	CHECK(ret == 0 || ret == -ENODEV,
+	      "round %u (%u us after the FETCH): START_DEV: %s, want 0 or -ENODEV", round,
+	      delay_us, ufz_err(ret));
+	*started += ret == 0;
+	server_close(&s);
+	CHECK(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV_ASYNC", id);
+	return 0;
+}
+
+static int case_del_during_start(void)
+{
+	static const unsigned int delay_us[] = { 0, 200, 500, 1000, 2000, 5000 };
+	int started = 0;
+
+	for (unsigned int r = 0; r < DEL_ROUNDS; r++)
+		if (del_during_start_round(r, delay_us[r % 6], &started))
+			return 1;
+	printf("del-during-start: %u rounds of DEL_DEV_ASYNC right after the FETCH: every "
+	       "START_DEV ended (%d added the disk and saw the scan fail, %d refused with -ENODEV)\n",
+	       DEL_ROUNDS, started, DEL_ROUNDS - started);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* recovery-start-dies: the server of a UBLK_F_USER_RECOVERY device died
  * during START_DEV's partition scan; the scan's read was kept for a next
  * server that could never come (START_DEV holds ub->mutex), and START_DEV,
@@ -935,6 +997,7 @@ int main(int argc, char **argv)
 		{ "result-bounds", case_result_bounds },
 		{ "stop-then-start", case_stop_then_start },
 		{ "stop-ends-start", case_stop_ends_start },
+		{ "del-during-start", case_del_during_start },
 		{ "recovery-start-dies", case_recovery_start_dies },
 		{ "recovery-cycle", case_recovery_cycle },
 		{ "recovery-unfetched-queue", case_recovery_unfetched_queue },
