@@ -675,7 +675,6 @@ static int case_stop_ends_start(void)
 
 static int del_during_start_round(unsigned int round, unsigned int delay_us, int *started)
 {
-	struct ublksrv_ctrl_cmd del = { .queue_id = (__u16)-1 };
 	struct server s;
 	int id = add_dev(1, 0), ret;
 
@@ -692,9 +691,8 @@ static int del_during_start_round(unsigned int round, unsigned int delay_us, int
 		return 1;
 	if (delay_us)
 		usleep(delay_us);
-	del.dev_id = (__u32)id;
 	ufz_watchdog_arm(60, "DEL_DEV_ASYNC racing START_DEV");
-	ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_DEL_DEV_ASYNC, &del, 20);
+	ret = cmd_simple(id, UBLK_U_CMD_DEL_DEV_ASYNC, 20);
 	CHECK(ret == 0, "round %u (%u us after the FETCH): DEL_DEV_ASYNC: %s", round, delay_us,
 	      ufz_err(ret));
 	ret = async_result(20);
