@@ -30,6 +30,7 @@ usage: kernel/build.sh [options] COMMAND [ARG]
 
 commands:
   source              extract the tarball and apply kernel/series
+  config VARIANT      configure VARIANT only (BUILD/kernel/VARIANT/.config)
   kernel VARIANT      configure and build bzImage + vmlinux for VARIANT
                       (default, or NAME for kernel/config/NAME.config)
   tools               build libbpf, bpftool and UAPI headers into BUILD/tools
@@ -188,12 +189,42 @@ do_source() {
 	log "source ready: $n patch(es) applied"
 }
 
+# The fragments of variant V, in merge order: base.config, the tree's
+# fragments V.config names ("# tree: PATH", relative to the source), and
+# V.config. With "own" only this project's, the ones whose every option
+# must survive; the tree's are checked against V-tree-unmet.list.
 variant_fragments() {
-	local v=$1
+	local v=$1 which=${2:-all} path
 	echo "$config_dir/base.config"
 	[ -f "$config_dir/$v.config" ] ||
 		die "unknown kernel variant '$v' (no $config_dir/$v.config)"
+	if [ "$which" = all ]; then
+		while read -r path; do
+			[ -f "$src/$path" ] || die "$v.config names $path, which the source tree lacks"
+			echo "$src/$path"
+		done < <(sed -n 's/^# tree: //p' "$config_dir/$v.config")
+	fi
 	echo "$config_dir/$v.config"
+}
+
+# check_tree_config CONFIG V: the options of the tree's fragments that
+# CONFIG lacks must be exactly the pinned ones of V-tree-unmet.list
+check_tree_config() {
+	local cfg=$1 v=$2 list=$config_dir/$2-tree-unmet.list
+	local frags=() unmet pinned
+	mapfile -t frags < <(sed -n 's/^# tree: //p' "$config_dir/$v.config" | sed "s|^|$src/|")
+	[ ${#frags[@]} -gt 0 ] || return 0
+	unmet=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=' | sort -u | grep -vxF -f "$cfg" |
+		sed 's/=.*//' | sort -u)
+	pinned=
+	if [ -f "$list" ]; then
+		pinned=$(sed -e 's/[[:space:]].*//' -e '/^#/d' -e '/^$/d' "$list" | sort -u)
+	fi
+	[ "$unmet" = "$pinned" ] && return 0
+	echo "  options of the tree's fragments the configuration does not keep:" >&2
+	comm -23 <(echo "$unmet") <(echo "$pinned") | sed -e '/^$/d' -e 's/^/    not pinned: /' >&2
+	comm -13 <(echo "$unmet") <(echo "$pinned") | sed -e '/^$/d' -e 's/^/    pinned but kept now: /' >&2
+	die "kernel config $cfg: the tree's BPF selftest fragments and ${list##*/} disagree (see above)"
 }
 
 # Every option a fragment asks for must survive olddefconfig; a silently
@@ -223,10 +254,10 @@ check_config() {
 
 do_config() {
 	local v=$1 out=$kdir/$1
-	local frags
+	local frags own
 	mapfile -t frags < <(variant_fragments "$v")
 	local stamp
-	stamp=$( { cat "$kdir/src.stamp"; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
+	stamp=$( { cat "$kdir/src.stamp"; cat "${frags[@]}"; cat "$config_dir/$v-tree-unmet.list" 2>/dev/null || true; } | sha256sum | cut -d' ' -f1)
 	if [ -f "$out/.config" ] && [ "$(cat "$out/config.stamp" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi
@@ -235,7 +266,9 @@ do_config() {
 	kmake -s O="$out" tinyconfig > /dev/null
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" > "$out/merge_config.log"
 	kmake -s O="$out" olddefconfig > /dev/null
-	check_config "$out/.config" "${frags[@]}"
+	mapfile -t own < <(variant_fragments "$v" own)
+	check_config "$out/.config" "${own[@]}"
+	check_tree_config "$out/.config" "$v"
 	echo "$stamp" > "$out/config.stamp"
 }
 
@@ -247,8 +280,12 @@ do_kernel() {
 	log "building $v kernel in $out (-j$jobs)"
 	: > "$out/build.log"
 	kmake_cmd
+	# with modules, their Module.symvers too: out-of-tree test modules
+	# (the BPF selftests' bpf_testmod) link against it
+	local targets=(bzImage)
+	grep -qx 'CONFIG_MODULES=y' "$out/.config" && targets+=(modules)
 	if ! "$repo/scripts/progress" "kernel: building $v" "$out/build.log" \
-			"${kmake_argv[@]}" O="$out" bzImage; then
+			"${kmake_argv[@]}" O="$out" "${targets[@]}"; then
 		grep -m 40 -E 'error|Error' "$out/build.log" >&2
 		die "kernel build of variant $v failed; full log: $out/build.log"
 	fi
@@ -345,7 +382,8 @@ do_bpf_selftests() {
 		if PATH=/usr/lib/llvm-19/bin:$PATH "$repo/scripts/progress" \
 			"kernel: building test_progs for $v (round $round)" "$base/build.log" \
 			make -k -C "$sdir" -j"$mjobs" OUTPUT="$out" VMLINUX_BTF="$vmlinux" \
-			TRUNNER_EXTRA_FILES= "$out/test_progs"; then
+			KDIR="$kdir/$v" TRUNNER_EXTRA_FILES="$out/bpf_testmod.ko" \
+			"$out/test_progs" "$out/bpf_testmod.ko"; then
 			echo "$stamp" > "$base/stamp"
 			log "test_progs for $v: $out/test_progs ($(grep -c . "$base/dropped") file(s) left out: $base/dropped)"
 			return 0
@@ -475,6 +513,7 @@ do_deb() {
 
 case $cmd in
 source) do_source ;;
+config) do_source; do_config "${1:?variant required}" ;;
 deb) do_deb "$@" ;;
 kernel) do_kernel "$@" ;;
 tools) do_tools ;;

@@ -16,8 +16,13 @@
 # test_progs did not run at all fails the test, and so does a skipped
 # subtest of a listed test (a test's "OK (SKIP: n/m)"), unless the subtest
 # is in the reviewed list selftests/kernel/bpf-subtest-skips.list with the
-# reason this kernel lacks what it needs. IOURING_BPF_REGRESSION_LIST
-# names another list (to see the check fail on a test that fails here).
+# reason this kernel lacks what it needs. The regression modes also compare
+# subtest by subtest with the stored baseline of the unpatched kernel
+# (selftests/kernel/bpf-baseline.results, from scripts/bpf-baseline): every
+# subtest of a listed test must have the result it has there, so a subtest
+# that stops running, or one that skipped there and fails here, fails the
+# test. IOURING_BPF_REGRESSION_LIST names another list (to see the check
+# fail on a test that fails here).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=${1:-}
@@ -99,6 +104,25 @@ for name in "${!result[@]}"; do
 	echo "FAIL: $name skipped, and not in the reviewed list selftests/kernel/bpf-subtest-skips.list"
 	fail=1
 done
+# subtest by subtest against the unpatched kernel's stored results
+if [ "$mode" != series ]; then
+	baseline=$here/bpf-baseline.results
+	declare -A base
+	while IFS=$'\t' read -r name res; do
+		[ -n "${listed[${name%%/*}]:-}" ] && base[$name]=$res
+	done < "$baseline"
+	for name in "${!base[@]}"; do
+		[ "${result[$name]:-missing}" = "${base[$name]}" ] && continue
+		echo "FAIL: $name: ${result[$name]:-did not run} here, ${base[$name]} on the unpatched kernel ($baseline)"
+		fail=1
+	done
+	for name in "${!result[@]}"; do
+		[ -n "${listed[${name%%/*}]:-}" ] && [ -z "${base[$name]:-}" ] || continue
+		echo "FAIL: $name: ${result[$name]} here, not run on the unpatched kernel ($baseline)"
+		fail=1
+	done
+	echo "compared ${#base[@]} test and subtest result(s) with $baseline"
+fi
 if [ $fail = 1 ] || [ $rc != 0 ]; then
 	[ $rc = 0 ] || echo "FAIL: test_progs exited $rc"
 	# test_progs prints the log of every test that failed
