@@ -25,8 +25,10 @@ help:
 	@echo "make check-all [T=p/]  the same with every test (selftests/README.md)"
 	@echo "make check-host    host tests only"
 	@echo "make kselftests    the series' kselftest targets (ublk_uapi, virtio_blk), installed"
-	@echo "make bpf-baseline [UPDATE=1]  the kernel's BPF selftests (test_progs) on the tree with and"
-	@echo "                   without the series; UPDATE=1 rewrites selftests/kernel/bpf-regression.list"
+	@echo "make bpf-baseline  the kernel's whole BPF selftest suite (test_progs, -no_alu32, test_verifier,"
+	@echo "                   test_maps) on the tree with and without the series (bpf kernel variant)"
+	@echo "make bpf-baseline GROUPS=1 [UPDATE=1]  only make check's test_progs groups, on its kernel;"
+	@echo "                   UPDATE=1 rewrites the regression list and results make check compares with"
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
 	@echo "make soak [MINUTES=10]   ublk kill/delete soak under fio verify for MINUTES"
 	@echo "make bench         benchmarks in the VM (default kernel), JSON in $(BUILD)/bench/"
@@ -94,7 +96,7 @@ kselftests: source tools FORCE
 
 # the kernel's BPF selftests with and without the series (scripts/bpf-baseline)
 bpf-baseline: FORCE
-	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline --variant $(CHECK_VARIANT) $(if $(UPDATE),--update)
+	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline $(if $(GROUPS)$(UPDATE),--groups --variant $(CHECK_VARIANT)) $(if $(UPDATE),--update)
 
 check: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT) kselftests
 	@selftests/run --build-dir $(abs_build) --variant $(CHECK_VARIANT) --ci $(if $(T),-t $(T))

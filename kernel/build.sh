@@ -37,10 +37,13 @@ commands:
   vmlinux-h VARIANT OUT
                       write OUT from VARIANT's vmlinux BTF (only if changed)
   release VARIANT     print the kernel release string of a built VARIANT
-  bpf-selftests VARIANT
+  bpf-selftests VARIANT [--suite]
                       build the kernel's BPF selftest runner (test_progs of
-                      tools/testing/selftests/bpf) against VARIANT's vmlinux
-                      into BUILD/kernel/VARIANT-bpf-selftests/out; programs
+                      tools/testing/selftests/bpf) and its test modules
+                      (bpf_testmod.ko, ...) against VARIANT's vmlinux
+                      into BUILD/kernel/VARIANT-bpf-selftests/out; with
+                      --suite also test_progs-no_alu32, test_verifier and
+                      test_maps, and every helper file test_progs uses; programs
                       this configuration cannot compile (e.g. netfilter or
                       MPTCP tests) are left out with the tests
                       that use them, listed in .../dropped
@@ -360,11 +363,23 @@ shadow() {
 # dropped is listed. A test the regression list names and the build dropped
 # shows up as not run (selftests/kernel/test_progs.sh fails on that).
 do_bpf_selftests() {
-	local v=${1:?variant required}
+	local v=${1:?variant required} suite=${2:-}
 	local vmlinux=$kdir/$v/vmlinux base=$kdir/$v-bpf-selftests
 	local tree=$base/src out=$base/out stamp round name f t mjobs=$jobs
+	local targets extra=()
 	[ -f "$vmlinux" ] || die "$vmlinux not built; run: kernel/build.sh kernel $v"
-	stamp="$(cat "$kdir/src.stamp") $(sha256sum < "$vmlinux" | cut -c1-16)"
+	[ -z "$suite" ] || [ "$suite" = --suite ] || die "bpf-selftests: unknown argument $suite"
+	# test_progs and the suite's test modules, which it loads from its own
+	# directory; with --suite the suite's other runners and test_progs'
+	# other helper files too, as the Makefile lists them
+	targets=("$out/test_progs" "$out/bpf_testmod.ko" "$out/bpf_test_no_cfi.ko"
+		"$out/bpf_test_modorder_x.ko" "$out/bpf_test_modorder_y.ko")
+	if [ -n "$suite" ]; then
+		targets+=("$out/test_progs-no_alu32" "$out/test_verifier" "$out/test_maps")
+	else
+		extra=(TRUNNER_EXTRA_FILES="${targets[*]:1}")
+	fi
+	stamp="$(cat "$kdir/src.stamp") $(sha256sum < "$vmlinux" | cut -c1-16) ${suite:-test_progs}"
 	if [ -x "$out/test_progs" ] && [ "$(cat "$base/stamp" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi
@@ -382,8 +397,7 @@ do_bpf_selftests() {
 		if PATH=/usr/lib/llvm-19/bin:$PATH "$repo/scripts/progress" \
 			"kernel: building test_progs for $v (round $round)" "$base/build.log" \
 			make -k -C "$sdir" -j"$mjobs" OUTPUT="$out" VMLINUX_BTF="$vmlinux" \
-			KDIR="$kdir/$v" TRUNNER_EXTRA_FILES="$out/bpf_testmod.ko" \
-			"$out/test_progs" "$out/bpf_testmod.ko"; then
+			KDIR="$kdir/$v" "${extra[@]}" "${targets[@]}"; then
 			echo "$stamp" > "$base/stamp"
 			log "test_progs for $v: $out/test_progs ($(grep -c . "$base/dropped") file(s) left out: $base/dropped)"
 			return 0

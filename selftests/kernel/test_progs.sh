@@ -22,7 +22,9 @@
 # subtest of a listed test must have the result it has there, so a subtest
 # that stops running, or one that skipped there and fails here, fails the
 # test. IOURING_BPF_REGRESSION_LIST names another list (to see the check
-# fail on a test that fails here).
+# fail on a test that fails here); IOURING_BPF_BASELINE_RESULTS another
+# stored baseline and IOURING_BPF_TEST_PROGS_DIR another test_progs (the
+# host test harness/test-progs-compare feeds it canned results).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=${1:-}
@@ -106,7 +108,7 @@ for name in "${!result[@]}"; do
 done
 # subtest by subtest against the unpatched kernel's stored results
 if [ "$mode" != series ]; then
-	baseline=$here/bpf-baseline.results
+	baseline=${IOURING_BPF_BASELINE_RESULTS:-$here/bpf-baseline.results}
 	declare -A base
 	while IFS=$'\t' read -r name res; do
 		[ -n "${listed[${name%%/*}]:-}" ] && base[$name]=$res
