@@ -8,9 +8,12 @@
 #               every one OK, and none of their subtests skipped.
 #   regression  the kernel's BPF tests that pass on the same tree and
 #               configuration without the series
-#               (selftests/kernel/bpf-regression.list), every one OK.
+#               (selftests/kernel/bpf-regression.list), every one OK and
+#               every subtest with its result there (bpf-baseline.results).
 #   regression-ci  the part of that list make check runs
-#               (selftests/kernel/bpf-regression-ci.list), every one OK.
+#               (selftests/kernel/bpf-regression-ci.list: struct_ops with
+#               bpf_testmod, trampolines, sleepable programs, printk),
+#               judged the same way.
 #
 # Each name of the list must be reported OK: a FAIL, a SKIP or a name
 # test_progs did not run at all fails the test, and so does a skipped
