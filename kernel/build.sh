@@ -195,19 +195,20 @@ do_source() {
 # The fragments of variant V, in merge order: base.config, the tree's
 # fragments V.config names ("# tree: PATH", relative to the source), and
 # V.config. With "own" only this project's, the ones whose every option
-# must survive; the tree's are checked against V-tree-unmet.list.
+# must survive; with "tree" only the tree's, which are checked against
+# V-tree-unmet.list instead.
 variant_fragments() {
 	local v=$1 which=${2:-all} path
-	echo "$config_dir/base.config"
+	[ "$which" = tree ] || echo "$config_dir/base.config"
 	[ -f "$config_dir/$v.config" ] ||
 		die "unknown kernel variant '$v' (no $config_dir/$v.config)"
-	if [ "$which" = all ]; then
+	if [ "$which" != own ]; then
 		while read -r path; do
 			[ -f "$src/$path" ] || die "$v.config names $path, which the source tree lacks"
 			echo "$src/$path"
 		done < <(sed -n 's/^# tree: //p' "$config_dir/$v.config")
 	fi
-	echo "$config_dir/$v.config"
+	[ "$which" = tree ] || echo "$config_dir/$v.config"
 }
 
 # check_tree_config CONFIG V: the options of the tree's fragments that
@@ -215,7 +216,7 @@ variant_fragments() {
 check_tree_config() {
 	local cfg=$1 v=$2 list=$config_dir/$2-tree-unmet.list
 	local frags=() unmet pinned
-	mapfile -t frags < <(sed -n 's/^# tree: //p' "$config_dir/$v.config" | sed "s|^|$src/|")
+	mapfile -t frags < <(variant_fragments "$v" tree)
 	[ ${#frags[@]} -gt 0 ] || return 0
 	unmet=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Za-z0-9_]+=' | sort -u | grep -vxF -f "$cfg" |
 		sed 's/=.*//' | sort -u)
