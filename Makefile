@@ -61,7 +61,7 @@ preflight:
 # liburing's test tarball, shellcheck). Make passes the setting on to the
 # prerequisites (deps, user-*); a build directory once configured with the
 # suite keeps it, so a later make demo or make shell does not drop it.
-check check-all check-host fuzz soak: TESTS := 1
+check check-all check-host fuzz soak bpf-baseline: TESTS := 1
 
 deps:
 	@scripts/deps $(if $(TESTS),--tests)
@@ -96,7 +96,7 @@ kselftests: source tools FORCE
 	@$(kbuild) kselftests
 
 # the kernel's BPF selftests with and without the series (scripts/bpf-baseline)
-bpf-baseline: FORCE
+bpf-baseline: deps FORCE
 	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline $(if $(GROUPS)$(UPDATE),--groups --variant $(CHECK_VARIANT)) $(if $(UPDATE),--update) \
 		$(if $(KERNEL),--kernel $(KERNEL)) $(if $(RESUME),--resume)
 
