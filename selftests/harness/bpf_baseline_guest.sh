@@ -11,8 +11,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 guest=$IOURING_BPF_SRC/scripts/bpf-baseline-guest
-# the host's file systems are not the guest's to mount
-export IOURING_BPF_GUEST_MOUNTS=0
 
 mkdir -p "$work/out"
 # tests 1..7; "hang" sleeps, "crash" kills its invocation unless run alone
