@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# harness/bpf-baseline-report (host): scripts/bpf-baseline's verdict on the
+# logs of a run (--reuse-logs). It fails on a result that differs between
+# the kernels and on a suite test that fails on both, unless the reviewed
+# lists give the cause; it passes when they do, names each difference with
+# its cause, and names a pin whose test no longer fails. Canned logs in
+# the runners' formats stand in for the VM's.
+set -u
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+report=$work/build/bpf-baseline/suite-bpf
+
+# logs KERNEL TEST_PROGS_LINES: the four runners' logs of one kernel
+logs() {
+	local d=$report/vm-$1
+	mkdir -p "$d"
+	printf '%s\n' "$2" > "$d/test_progs.log"
+	printf '%s\n' "$2" > "$d/test_progs-no_alu32.log"
+	printf '#0/u invalid and of negative number OK\n#0/p invalid and of negative number OK\n' > "$d/test_verifier.log"
+	echo 'test_maps: OK, 0 SKIPPED' > "$d/test_maps.log"
+}
+same='#1/1     st_a/one:OK
+#1/2     st_a/two:OK
+#1       st_a:OK
+#2       broken:FAIL
+#3       flaky:OK'
+
+# verdict NAME: the report's exit status on the logs as they are
+verdict() {
+	IOURING_BPF_BUILD=$work/build IOURING_BPF_VM_FAILURES=$work/pinned \
+		IOURING_BPF_BASELINE_DIFFERENCES=$work/differences \
+		"$IOURING_BPF_SRC/scripts/bpf-baseline" --reuse-logs > "$work/$1.log" 2>&1
+}
+pins() { printf '# pinned\n'; printf '%s\tthe VM has no device for it\n' "$@"; }
+
+logs unpatched "$same"
+logs patched "$same"
+pins test_progs:broken test_progs-no_alu32:broken > "$work/pinned"
+: > "$work/differences"
+verdict same || { cat "$work/same.log"; fail "equal results with their failures pinned were refused"; }
+grep -q 'test_progs  *patched  *tests: *2 OK *1 FAIL *0 SKIP; subtests: *2 OK' "$work/same.log" ||
+	fail "the counts are wrong: $(cat "$work/same.log")"
+echo "ok: equal results, failures on both pinned: exit 0"
+
+pins test_progs:broken > "$work/pinned"
+verdict unpinned && fail "a failure on both kernels without a pin passed"
+grep -q '^  test_progs-no_alu32:broken$' "$work/unpinned.log" ||
+	fail "the unpinned failure is not named: $(cat "$work/unpinned.log")"
+echo "ok: a failure on both kernels without a pin fails the run, and is named"
+
+pins test_progs:broken test_progs-no_alu32:broken test_progs:flaky > "$work/pinned"
+verdict stale || { cat "$work/stale.log"; fail "a stale pin failed the run"; }
+sed -n '/^Pinned tests that did not fail/,$p' "$work/stale.log" | grep -q '^  test_progs:flaky$' ||
+	fail "the stale pin is not named: $(cat "$work/stale.log")"
+echo "ok: a pin whose test passes is named as stale"
+
+pins test_progs:broken test_progs-no_alu32:broken > "$work/pinned"
+logs patched "${same/st_a\/two:OK/st_a/two:FAIL}"
+verdict differs && fail "a subtest that fails only with the series passed"
+grep -q '^  test_progs:st_a/two: OK -> FAIL  (UNEXPLAINED)$' "$work/differs.log" ||
+	fail "the difference is not reported as unexplained: $(cat "$work/differs.log")"
+echo "ok: a subtest OK -> FAIL with the series fails the run"
+
+printf 'test_progs:st_a/two\ttiming under TCG\ntest_progs-no_alu32:st_a/two\ttiming under TCG\n' > "$work/differences"
+verdict explained || { cat "$work/explained.log"; fail "an explained difference failed the run"; }
+grep -q '^  test_progs:st_a/two: OK -> FAIL  (timing under TCG)$' "$work/explained.log" ||
+	fail "the difference is not given its cause: $(cat "$work/explained.log")"
+echo "ok: a difference with its cause in the list passes, and the report gives the cause"
+
+logs patched "${same/\#3       flaky:OK/}"
+verdict absent && fail "a test that stopped running with the series passed"
+grep -q '^  test_progs:flaky: OK -> absent  (UNEXPLAINED)$' "$work/absent.log" ||
+	fail "the missing test is not reported: $(cat "$work/absent.log")"
+echo "ok: a test that no longer runs with the series fails the run"
+echo "PASS"
