@@ -69,12 +69,18 @@ grep -q '^test_maps: OK' "$work/plain/test_maps.log" || fail "test_maps did not 
 echo "ok: a hung test fails on its bound, a crashed batch is run again test by test"
 
 # 2. the guest dies while "hang" runs on its own (after the 4 s batch and
-# alpha, beta): --recover records it failed and the next boot goes on
+# alpha, beta): --recover runs it once more; when the guest dies in it
+# again, it is recorded failed and the next boot goes on
 run "$work/single" test_progs.current 3
 [ "$(cat "$work/single/test_progs.current" 2>/dev/null)" = 3 ] ||
 	fail "the guest was not killed in test 3 (current: $(cat "$work/single/test_progs.current" 2>/dev/null))"
 "$guest" --recover "$work/single" test_progs test_maps || fail "--recover failed"
-grep -qx 'test_progs:hang' "$work/single/killers" || fail "the killer is not recorded"
+[ ! -s "$work/single/killers" ] && [ "$(cat "$work/single/test_progs.next")" = 3 ] ||
+	fail "a test the guest died in once is not run again (next: $(cat "$work/single/test_progs.next"))"
+rm "$work/single/test_progs.current"
+run "$work/single" test_progs.current 3
+"$guest" --recover "$work/single" test_progs test_maps || fail "--recover failed"
+grep -qx 'test_progs:hang' "$work/single/killers" || fail "the killer is not recorded after a second death"
 run "$work/single"
 [ "$(results "$work/single")" = "$all_ok_but_hang" ] ||
 	fail "results after the guest died in one test: '$(results "$work/single")'"
@@ -91,10 +97,14 @@ run "$work/batch"
 	fail "results after the guest died in a batch: '$(results "$work/batch")'"
 echo "ok: the guest dying in a batch: the batch is run again test by test"
 
-# 4. the guest dies in test_maps: recorded failed, not run again
+# 4. the guest dies in test_maps twice: run once more, then recorded failed
 MAPS_SLEEP=30 RUNNER_LIMIT=40 run "$work/maps" test_maps.started 1
 [ -f "$work/maps/test_maps.started" ] && [ ! -f "$work/maps/test_maps.done" ] ||
 	fail "the guest was not killed in test_maps"
+"$guest" --recover "$work/maps" test_progs test_maps || fail "--recover failed"
+[ ! -f "$work/maps/test_maps.done" ] && [ ! -s "$work/maps/killers" ] ||
+	fail "test_maps is not run again after the guest died in it once"
+MAPS_SLEEP=30 RUNNER_LIMIT=40 run "$work/maps" test_maps.started 1
 "$guest" --recover "$work/maps" test_progs test_maps || fail "--recover failed"
 grep -qx 'test_maps:test_maps' "$work/maps/killers" && [ -f "$work/maps/test_maps.done" ] ||
 	fail "a death in test_maps is not recorded"
