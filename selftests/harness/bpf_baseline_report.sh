@@ -19,17 +19,22 @@ logs() {
 	printf '%s\n' "$2" > "$d/test_progs-no_alu32.log"
 	printf '#0/u invalid and of negative number OK\n#0/p invalid and of negative number OK\n' > "$d/test_verifier.log"
 	echo 'test_maps: OK, 0 SKIPPED' > "$d/test_maps.log"
+	# one boot with a kernel report on its console, one with none
+	printf 'boot 1: VM died without a status\nboot 2: command exited 0, kernel log clean\n' > "$d/boots"
+	printf '[   61.9] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n' > "$d/boot1.console"
+	printf '[    1.0] a clean boot\n' > "$d/boot2.dmesg"
 }
 same='#1/1     st_a/one:OK
 #1/2     st_a/two:OK
 #1       st_a:OK
 #2       broken:FAIL
-#3       flaky:OK'
+#3       flaky:OK
+#4       skipper:SKIP'
 
 # verdict NAME: the report's exit status on the logs as they are
 verdict() {
 	IOURING_BPF_BUILD=$work/build IOURING_BPF_VM_FAILURES=$work/pinned \
-		IOURING_BPF_BASELINE_DIFFERENCES=$work/differences \
+		IOURING_BPF_BASELINE_DIFFERENCES=$work/differences IOURING_BPF_VM_SKIPS=$work/skips \
 		"$IOURING_BPF_SRC/scripts/bpf-baseline" --reuse-logs > "$work/$1.log" 2>&1
 }
 pins() { printf '# pinned\n'; printf '%s\tthe VM has no device for it\n' "$@"; }
@@ -38,10 +43,21 @@ logs unpatched "$same"
 logs patched "$same"
 pins test_progs:broken test_progs-no_alu32:broken > "$work/pinned"
 : > "$work/differences"
+# a pattern covers both runners
+printf 'test_progs*:skip*\tneeds hardware\n' > "$work/skips"
 verdict same || { cat "$work/same.log"; fail "equal results with their failures pinned were refused"; }
-grep -q 'test_progs  *patched  *tests: *2 OK *1 FAIL *0 SKIP; subtests: *2 OK' "$work/same.log" ||
+grep -q 'test_progs  *patched  *tests: *2 OK *1 FAIL *1 SKIP; subtests: *2 OK' "$work/same.log" ||
 	fail "the counts are wrong: $(cat "$work/same.log")"
-echo "ok: equal results, failures on both pinned: exit 0"
+grep -q '^  boot1.console: Oops: int3' "$work/same.log" ||
+	fail "the console's kernel report is not in the report: $(cat "$work/same.log")"
+echo "ok: equal results, failures and skips on both explained: exit 0; console reports listed"
+
+: > "$work/skips"
+verdict unskipped && fail "a skip on both kernels without a reason passed"
+grep -q '^  test_progs:skipper$' "$work/unskipped.log" ||
+	fail "the unexplained skip is not named: $(cat "$work/unskipped.log")"
+echo "ok: a skip on both kernels without a reason fails the run, and is named"
+printf 'test_progs*:skip*\tneeds hardware\n' > "$work/skips"
 
 pins test_progs:broken > "$work/pinned"
 verdict unpinned && fail "a failure on both kernels without a pin passed"
@@ -51,7 +67,7 @@ echo "ok: a failure on both kernels without a pin fails the run, and is named"
 
 pins test_progs:broken test_progs-no_alu32:broken test_progs:flaky > "$work/pinned"
 verdict stale || { cat "$work/stale.log"; fail "a stale pin failed the run"; }
-sed -n '/^Pinned tests that did not fail/,$p' "$work/stale.log" | grep -q '^  test_progs:flaky$' ||
+sed -n '/^Entries of the two lists that matched no/,$p' "$work/stale.log" | grep -q '^  test_progs:flaky$' ||
 	fail "the stale pin is not named: $(cat "$work/stale.log")"
 echo "ok: a pin whose test passes is named as stale"
 
