@@ -84,6 +84,13 @@ grep -q '^  test_progs:st_a/two: OK -> FAIL  (timing under TCG)$' "$work/explain
 	fail "the difference is not given its cause: $(cat "$work/explained.log")"
 echo "ok: a difference with its cause in the list passes, and the report gives the cause"
 
+# an entry restricted to one change explains only that change
+printf 'test_progs*:st_a/two\tthe series adds it\tabsent->OK\n' > "$work/differences"
+verdict restricted && fail "an entry for absent->OK explained OK->FAIL"
+grep -q '^  test_progs:st_a/two: OK -> FAIL  (UNEXPLAINED)$' "$work/restricted.log" ||
+	fail "the restricted entry explained another change: $(cat "$work/restricted.log")"
+echo "ok: an entry for one change (absent->OK) does not explain another (OK->FAIL)"
+
 logs patched "${same/\#3       flaky:OK/}"
 verdict absent && fail "a test that stopped running with the series passed"
 grep -q '^  test_progs:flaky: OK -> absent  (UNEXPLAINED)$' "$work/absent.log" ||
