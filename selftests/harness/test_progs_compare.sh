@@ -4,6 +4,8 @@
 # each way a result can differ from the stored baseline of the unpatched
 # kernel, and passes when nothing does. A stand-in test_progs prints canned
 # result lines in test_progs' format; the real one runs in the VM tests.
+# Also the parser of those lines (scripts/test-progs-results) on a log with
+# a test run twice, as scripts/bpf-baseline-guest writes after a guest death.
 set -u
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -67,3 +69,37 @@ touch "$work/exit1"
 expect exit-status 'FAIL: test_progs exited 1' "$good"
 rm -f "$work/exit1"
 echo "ok: test_progs.sh passes only results equal to the stored baseline"
+
+# The parser both judges use (scripts/test-progs-results), on a log as
+# scripts/bpf-baseline-guest writes it: invocations appended, a test run
+# again after the guest died in it, test_progs' closing error log.
+cat > "$work/retried.log" <<'LOG'
+#1/1     st_a/one:OK
+#1/2     st_a/two:FAIL
+#1       st_a:FAIL
+#2/1     st_b/x:OK
+#2/2     st_b/x:SKIP
+#2       st_b:OK (SKIP: 1/2)
+
+All error logs:
+#1/2     st_a/two:FAIL
+#1       st_a:FAIL
+Summary: 1/2 PASSED, 1 SKIPPED, 1 FAILED
+#3       st_c:FAIL
+bpf-baseline: the guest died running st_c; once more
+#3/1     st_c/k:OK
+#3       st_c:OK
+#4/1     st_d/k:OK
+#4       st_d:OK
+#4/1     st_d/k:FAIL
+#4       st_d:FAIL
+LOG
+# st_a and st_b: one run; st_c: the guest's record of a death, then the
+# run that passed; st_d: run twice, the second failed
+printf 'st_a\tFAIL\nst_a/one\tOK\nst_a/two\tFAIL\nst_b\tOK\nst_b/x\tOK\nst_b/x (2)\tSKIP\nst_c\tOK\nst_c/k\tOK\nst_d\tFAIL\nst_d/k\tFAIL\n' \
+	> "$work/retried.want"
+"$IOURING_BPF_SRC/scripts/test-progs-results" "$work/retried.log" > "$work/retried.got" ||
+	fail "test-progs-results failed on $work/retried.log"
+diff -u "$work/retried.want" "$work/retried.got" ||
+	fail "test-progs-results: a test's last run does not give its results alone"
+echo "ok: test-progs-results keeps each test's last run, numbers repeated names within one"
