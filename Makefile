@@ -27,7 +27,9 @@ help:
 	@echo "make kselftests    the series' kselftest targets (ublk_uapi, virtio_blk), installed"
 	@echo "make bpf-baseline  the kernel's whole BPF selftest suite (test_progs, -no_alu32, test_verifier,"
 	@echo "                   test_maps) on the tree with and without the series (bpf kernel variant);"
-	@echo "                   KERNEL=patched|unpatched runs one tree, RESUME=1 goes on with a stopped run"
+	@echo "                   KERNEL=patched|unpatched runs one tree, RESUME=1 goes on with a stopped run;"
+	@echo "                   KERNEL=patched alone compares with the unpatched tree's stored results,"
+	@echo "                   which KERNEL=unpatched UPDATE=1 rewrites"
 	@echo "make bpf-baseline GROUPS=1 [UPDATE=1]  only make check's test_progs groups, on its kernel;"
 	@echo "                   UPDATE=1 rewrites the regression list and results make check compares with"
 	@echo "make fuzz [SECONDS=600]  every fuzz/ test for SECONDS each, debug (KASAN) kernel"
@@ -97,7 +99,7 @@ kselftests: source tools FORCE
 
 # the kernel's BPF selftests with and without the series (scripts/bpf-baseline)
 bpf-baseline: deps FORCE
-	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline $(if $(GROUPS)$(UPDATE),--groups --variant $(CHECK_VARIANT)) $(if $(UPDATE),--update) \
+	@IOURING_BPF_BUILD=$(abs_build) scripts/bpf-baseline $(if $(GROUPS),--groups --variant $(CHECK_VARIANT)) $(if $(UPDATE),--update) \
 		$(if $(KERNEL),--kernel $(KERNEL)) $(if $(RESUME),--resume)
 
 check: user-$(CHECK_VARIANT) bpf-selftests-$(CHECK_VARIANT) kselftests

@@ -3,8 +3,10 @@
 # logs of a run (--reuse-logs). It fails on a result that differs between
 # the kernels and on a suite test that fails on both, unless the reviewed
 # lists give the cause; it passes when they do, names each difference with
-# its cause, and names a pin whose test no longer fails. Canned logs in
-# the runners' formats stand in for the VM's.
+# its cause, and names a pin whose test no longer fails. It stores the
+# unpatched kernel's results and compares a run of the patched kernel alone
+# with them, and refuses stored results made from another configuration.
+# Canned logs in the runners' formats stand in for the VM's.
 set -u
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -35,7 +37,8 @@ same='#1/1     st_a/one:OK
 verdict() {
 	IOURING_BPF_BUILD=$work/build IOURING_BPF_VM_FAILURES=$work/pinned \
 		IOURING_BPF_BASELINE_DIFFERENCES=$work/differences IOURING_BPF_VM_SKIPS=$work/skips \
-		"$IOURING_BPF_SRC/scripts/bpf-baseline" --reuse-logs > "$work/$1.log" 2>&1
+		IOURING_BPF_SUITE_UNPATCHED=$work/stored.results \
+		"$IOURING_BPF_SRC/scripts/bpf-baseline" --reuse-logs "${@:2}" > "$work/$1.log" 2>&1
 }
 pins() { printf '# pinned\n'; printf '%s\tthe VM has no device for it\n' "$@"; }
 
@@ -96,4 +99,27 @@ verdict absent && fail "a test that stopped running with the series passed"
 grep -q '^  test_progs:flaky: OK -> absent  (UNEXPLAINED)$' "$work/absent.log" ||
 	fail "the missing test is not reported: $(cat "$work/absent.log")"
 echo "ok: a test that no longer runs with the series fails the run"
+
+# the unpatched kernel's results, stored; then the patched kernel alone
+logs patched "$same"
+: > "$work/differences"
+verdict store --kernel unpatched --update || { cat "$work/store.log"; fail "storing the unpatched results failed"; }
+grep -q '^# made with: linux-source-6.12 .*, variant bpf, fragments [0-9a-f]\{16\}$' "$work/stored.results" ||
+	fail "the stored results do not say what they were made with: $(head -6 "$work/stored.results")"
+grep -q '^test_progs:st_a/two	OK$' "$work/stored.results" ||
+	fail "the stored results lack a subtest: $(cat "$work/stored.results")"
+mv "$report/vm-unpatched" "$work/unpatched-logs"
+verdict stored || { cat "$work/stored.log"; fail "the patched kernel alone, equal to the stored results, was refused"; }
+grep -q '^unpatched kernel: not run here; its stored results' "$work/stored.log" ||
+	fail "the report does not say the unpatched results are stored ones: $(cat "$work/stored.log")"
+logs patched "${same/st_a\/two:OK/st_a/two:FAIL}"
+verdict stored-differs && fail "a subtest that fails only with the series passed against the stored results"
+grep -q '^  test_progs:st_a/two: OK -> FAIL  (UNEXPLAINED)$' "$work/stored-differs.log" ||
+	fail "the difference from the stored results is not reported: $(cat "$work/stored-differs.log")"
+sed -i 's/^# made with: .*/# made with: linux-source-6.12 6.12.1-1, variant bpf, fragments 0123456789abcdef/' \
+	"$work/stored.results"
+verdict stored-stale && fail "stored results made from another source and configuration were used"
+grep -q 'was made with linux-source-6.12 6.12.1-1' "$work/stored-stale.log" ||
+	fail "the refusal does not say why: $(cat "$work/stored-stale.log")"
+echo "ok: a run of the patched kernel alone is judged against the stored unpatched results, if they are current"
 echo "PASS"
