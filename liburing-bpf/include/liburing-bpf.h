@@ -240,18 +240,18 @@ void *iouring_bpf_policy_global_ptr(const struct iouring_bpf_policy *policy, con
 
 /*
  * DAG builder for bpf/policies/dag: nodes are SQE templates, edges carry a
- * condition (enum iou_dag_cond). Errors are -errno; the reason in words is
+ * condition (enum iouring_bpf_dag_cond). Errors are -errno; the reason in words is
  * iouring_bpf_dag_strerror().
  */
 struct iouring_bpf_dag;
 
 struct iouring_bpf_dag *iouring_bpf_dag_new(void);
 void iouring_bpf_dag_free(struct iouring_bpf_dag *dag);
-int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iou_dag_node *tmpl);
+int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iouring_bpf_dag_node *tmpl);
 int iouring_bpf_dag_add_edge(struct iouring_bpf_dag *dag, unsigned int parent,
-			     unsigned int child, enum iou_dag_cond cond);
-int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nodes,
-			   unsigned int max_nodes, struct iou_dag_edge *edges,
+			     unsigned int child, enum iouring_bpf_dag_cond cond);
+int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iouring_bpf_dag_node *nodes,
+			   unsigned int max_nodes, struct iouring_bpf_dag_edge *edges,
 			   unsigned int max_edges, __u32 *nr_nodes);
 const char *iouring_bpf_dag_strerror(const struct iouring_bpf_dag *dag);
 

@@ -16,7 +16,7 @@ struct dag_edge_in {
 };
 
 struct iouring_bpf_dag {
-	struct iou_dag_node *nodes;
+	struct iouring_bpf_dag_node *nodes;
 	__u32 (*parents)[IOU_DAG_MAX_IN_EDGES];	/* per node: duplicate check */
 	unsigned int nr_nodes, cap_nodes, cap_parents;
 	struct dag_edge_in *edges;
@@ -72,9 +72,9 @@ const char *iouring_bpf_dag_strerror(const struct iouring_bpf_dag *dag)
 	return dag && dag->err[0] ? dag->err : "no error";
 }
 
-int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iou_dag_node *tmpl)
+int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iouring_bpf_dag_node *tmpl)
 {
-	struct iou_dag_node *n;
+	struct iouring_bpf_dag_node *n;
 
 	if (!dag || !tmpl)
 		return -EINVAL;
@@ -93,7 +93,7 @@ int iouring_bpf_dag_add_node(struct iouring_bpf_dag *dag, const struct iou_dag_n
 }
 
 int iouring_bpf_dag_add_edge(struct iouring_bpf_dag *dag, unsigned int parent,
-			     unsigned int child, enum iou_dag_cond cond)
+			     unsigned int child, enum iouring_bpf_dag_cond cond)
 {
 	if (!dag)
 		return -EINVAL;
@@ -130,8 +130,8 @@ int iouring_bpf_dag_add_edge(struct iouring_bpf_dag *dag, unsigned int parent,
  * unfinished parents from any of them for n steps ends on a cycle. The
  * cycle is named from its lowest-numbered node, in edge direction.
  */
-static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iou_dag_node *nodes,
-			     const struct iou_dag_edge *out)
+static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iouring_bpf_dag_node *nodes,
+			     const struct iouring_bpf_dag_edge *out)
 {
 	unsigned int n = dag->nr_nodes, head = 0, tail = 0, seen = 0;
 	__u32 *pending = malloc(sizeof(*pending) * (n ? n : 1));
@@ -149,7 +149,7 @@ static int dag_check_acyclic(struct iouring_bpf_dag *dag, const struct iou_dag_n
 	}
 	while (head < tail) {
 		__u32 v = queue[head++];
-		const struct iou_dag_node *node = &nodes[v];
+		const struct iouring_bpf_dag_node *node = &nodes[v];
 
 		seen++;
 		for (__u32 e = node->first_out; e < node->first_out + node->nr_out; e++)
@@ -211,12 +211,12 @@ out:
 	return ret;
 }
 
-int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nodes,
-			   unsigned int max_nodes, struct iou_dag_edge *edges,
+int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iouring_bpf_dag_node *nodes,
+			   unsigned int max_nodes, struct iouring_bpf_dag_edge *edges,
 			   unsigned int max_edges, __u32 *nr_nodes)
 {
-	struct iou_dag_node *snodes;
-	struct iou_dag_edge *sedges;
+	struct iouring_bpf_dag_node *snodes;
+	struct iouring_bpf_dag_edge *sedges;
 	__u32 *fill;
 	int ret;
 
@@ -248,7 +248,7 @@ int iouring_bpf_dag_export(struct iouring_bpf_dag *dag, struct iou_dag_node *nod
 	for (unsigned int i = 0; i < dag->nr_edges; i++) {
 		const struct dag_edge_in *e = &dag->edges[i];
 
-		sedges[fill[e->parent]++] = (struct iou_dag_edge){ e->child, e->cond };
+		sedges[fill[e->parent]++] = (struct iouring_bpf_dag_edge){ e->child, e->cond };
 	}
 
 	ret = dag_check_acyclic(dag, snodes, sedges);
@@ -284,8 +284,8 @@ int iouring_bpf_dag_run(struct iouring_bpf_dag *dag, struct iouring_bpf_policy *
 			struct iouring_bpf_ring *ring, unsigned int max_inflight, __s32 *res,
 			unsigned int nr_res)
 {
-	struct iou_dag_node *nodes;
-	struct iou_dag_edge *edges;
+	struct iouring_bpf_dag_node *nodes;
+	struct iouring_bpf_dag_edge *edges;
 	__u32 *nr_nodes, *inflight, *generation;
 	__s32 *out;
 	int ret, status;

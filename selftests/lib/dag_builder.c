@@ -11,13 +11,13 @@
 #include <liburing-bpf.h>
 #include "selftest.h"
 
-static struct iou_dag_node nodes[IOU_DAG_MAX_NODES];
-static struct iou_dag_edge edges[IOU_DAG_MAX_EDGES];
+static struct iouring_bpf_dag_node nodes[IOU_DAG_MAX_NODES];
+static struct iouring_bpf_dag_edge edges[IOU_DAG_MAX_EDGES];
 
 static struct iouring_bpf_dag *dag_with(unsigned int n)
 {
 	struct iouring_bpf_dag *dag = iouring_bpf_dag_new();
-	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+	struct iouring_bpf_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
 
 	for (unsigned int i = 0; dag && i < n; i++)
 		if (iouring_bpf_dag_add_node(dag, &nop) != (int)i)
@@ -117,8 +117,8 @@ int main(void)
 	 * 0 -> 1 -> 2, then a graph with a cycle into the same tables; they
 	 * (and the node count) must still be the chain's, byte for byte.
 	 */
-	static struct iou_dag_node nodes_before[8];
-	static struct iou_dag_edge edges_before[8];
+	static struct iouring_bpf_dag_node nodes_before[8];
+	static struct iouring_bpf_dag_edge edges_before[8];
 	__u32 nr_before;
 
 	memset(nodes, 0, sizeof(nodes));
@@ -165,7 +165,7 @@ int main(void)
 
 	/* node limit */
 	dag = dag_with(IOU_DAG_MAX_NODES);
-	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+	struct iouring_bpf_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
 	ok &= CHECK(dag, "4096 nodes accepted");
 	ok &= expect(dag, iouring_bpf_dag_add_node(dag, &nop), -EINVAL, "at most 4096",
 		     "node 4097");

@@ -122,7 +122,7 @@ static int run_shape(struct dag *skel, struct iouring_bpf_ring *ring, const stru
 		goto out;
 	unlink(path);
 	for (unsigned int i = 0; i < g->n; i++) {
-		struct iou_dag_node node = {
+		struct iouring_bpf_dag_node node = {
 			.opcode = IORING_OP_WRITE, .fd = g->bad[i] ? BAD_FD : fd,
 			.addr = (uintptr_t)(records + (size_t)i * REC), .len = REC,
 			.off = (__u64)i * REC,

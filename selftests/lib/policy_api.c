@@ -210,11 +210,11 @@ static int run(const char *nops_path, const char *dag_path)
 	/* read(bad fd) -> nop: the nop is cancelled; an independent nop runs;
 	 * a read of /dev/zero feeds an ON_SUCCESS nop */
 	int zero = open("/dev/zero", O_RDONLY);
-	struct iou_dag_node bad = { .opcode = IORING_OP_READ, .fd = 999, .addr = (uintptr_t)buf,
+	struct iouring_bpf_dag_node bad = { .opcode = IORING_OP_READ, .fd = 999, .addr = (uintptr_t)buf,
 				    .len = sizeof(buf) };
-	struct iou_dag_node rd = { .opcode = IORING_OP_READ, .fd = zero, .addr = (uintptr_t)buf,
+	struct iouring_bpf_dag_node rd = { .opcode = IORING_OP_READ, .fd = zero, .addr = (uintptr_t)buf,
 				   .len = sizeof(buf) };
-	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+	struct iouring_bpf_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
 
 	dag = iouring_bpf_dag_new();
 	if (!CHECK(dag && zero >= 0, "setup") || !CHECK(iouring_bpf_dag_add_node(dag, &bad) == 0, "n0") ||

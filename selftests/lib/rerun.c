@@ -78,9 +78,9 @@ static int load(const char *path, struct iouring_bpf_ring *ring, struct iouring_
 	return CHECK_OK(ret, iouring_bpf_policy_strerror(*p));
 }
 
-static struct iou_dag_node rd_node(int fd, int b, __u32 len, __u64 off)
+static struct iouring_bpf_dag_node rd_node(int fd, int b, __u32 len, __u64 off)
 {
-	return (struct iou_dag_node){ .opcode = IORING_OP_READ, .fd = fd,
+	return (struct iouring_bpf_dag_node){ .opcode = IORING_OP_READ, .fd = fd,
 				      .addr = (uintptr_t)buf[b], .len = len, .off = off };
 }
 
@@ -89,8 +89,8 @@ static int dag_test(const char *path)
 	struct iouring_bpf_ring ring = { .fd = -1 };
 	struct iouring_bpf_policy *pol = NULL;
 	struct iouring_bpf_dag *fail = NULL, *good = NULL, *cyc = NULL;
-	struct iou_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
-	struct iou_dag_node bad = { .opcode = BAD_OPCODE, .fd = -1 };
+	struct iouring_bpf_dag_node nop = { .opcode = IORING_OP_NOP, .fd = -1 };
+	struct iouring_bpf_dag_node bad = { .opcode = BAD_OPCODE, .fd = -1 };
 	const __s32 want[5] = { 100, 200, 0, -EBADF, -ECANCELED };
 	__s32 res[5];
 	int ok = 0, ret;
@@ -102,7 +102,7 @@ static int dag_test(const char *path)
 
 	/* 0: read of the empty pipe (stays in flight); 1: nop -> {2: refused, 3: nop} */
 	fail = iouring_bpf_dag_new();
-	struct iou_dag_node pr = rd_node(pipefd[0], 0, 16, 0);
+	struct iouring_bpf_dag_node pr = rd_node(pipefd[0], 0, 16, 0);
 	if (!CHECK(fail, "dag") || !CHECK(iouring_bpf_dag_add_node(fail, &pr) == 0, "f0") ||
 	    !CHECK(iouring_bpf_dag_add_node(fail, &nop) == 1, "f1") ||
 	    !CHECK(iouring_bpf_dag_add_node(fail, &bad) == 2, "f2") ||
@@ -118,8 +118,8 @@ static int dag_test(const char *path)
 	/* 0: read 100 -> 1: read 200 (on success), 0 -> 2: nop (always);
 	 * 3: read of a bad fd -> 4: nop (on success: cancelled) */
 	good = iouring_bpf_dag_new();
-	struct iou_dag_node r0 = rd_node(memfd, 1, 100, 0), r1 = rd_node(memfd, 2, 200, 100);
-	struct iou_dag_node r3 = rd_node(999, 3, 16, 0);
+	struct iouring_bpf_dag_node r0 = rd_node(memfd, 1, 100, 0), r1 = rd_node(memfd, 2, 200, 100);
+	struct iouring_bpf_dag_node r3 = rd_node(999, 3, 16, 0);
 	if (!CHECK(good, "dag") || !CHECK(iouring_bpf_dag_add_node(good, &r0) == 0, "g0") ||
 	    !CHECK(iouring_bpf_dag_add_node(good, &r1) == 1, "g1") ||
 	    !CHECK(iouring_bpf_dag_add_node(good, &nop) == 2, "g2") ||

@@ -14,6 +14,15 @@
 
 #ifndef __BPF__
 #include <linux/types.h>
+/*
+ * In user space the node and edge are the C API's types, spelled as the
+ * rest of it (struct iouring_bpf_dag_node); the BPF side keeps the iou_
+ * names of the engine. One layout, two spellings: the old user-space
+ * spelling still compiles, through these.
+ */
+#define iou_dag_node iouring_bpf_dag_node
+#define iou_dag_edge iouring_bpf_dag_edge
+#define iou_dag_cond iouring_bpf_dag_cond
 #endif
 
 #define IOU_DAG_MAX_NODES	4096
