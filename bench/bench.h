@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Timing helpers shared by the benchmark examples. */
-#ifndef IOURING_BPF_EXAMPLES_BENCH_H
-#define IOURING_BPF_EXAMPLES_BENCH_H
+/* Timing helpers shared by the benchmarks (bench/) and the examples that time themselves. */
+#ifndef IOURING_BPF_BENCH_H
+#define IOURING_BPF_BENCH_H
 
 #include <getopt.h>
 #include <stdlib.h>

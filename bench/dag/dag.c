@@ -75,7 +75,7 @@ static int build(struct pipeline *p)
 		char *sbuf = p->buf + (s % p->window) * stripe;
 
 		for (unsigned int f = 0; f < p->files && ret >= 0; f++) {
-			struct iou_dag_node rd = {
+			struct iouring_bpf_dag_node rd = {
 				.opcode = IORING_OP_READ, .fd = p->in[f],
 				.addr = (uintptr_t)(sbuf + (size_t)f * p->block),
 				.len = p->block, .off = (__u64)s * p->block,
@@ -83,7 +83,7 @@ static int build(struct pipeline *p)
 
 			ret = iouring_bpf_dag_add_node(p->dag, &rd);
 		}
-		struct iou_dag_node wr = {
+		struct iouring_bpf_dag_node wr = {
 			.opcode = IORING_OP_WRITE, .fd = p->out, .addr = (uintptr_t)sbuf,
 			.len = stripe, .off = (__u64)s * stripe,
 		};
@@ -161,8 +161,8 @@ static void bpf_close(struct bpf_side *b)
 
 struct user_side {
 	struct io_uring ring;
-	struct iou_dag_node *nodes;
-	struct iou_dag_edge *edges;
+	struct iouring_bpf_dag_node *nodes;
+	struct iouring_bpf_dag_edge *edges;
 	__u32 nr_nodes;
 	__u16 *pending;		/* in-edges not yet resolved */
 	__u8 *blocked;		/* an in-edge was not satisfied */
@@ -206,7 +206,7 @@ static __u32 user_finish(struct user_side *u, __u32 k, int res, __u32 *ready_tai
 		bool failed = u->res[n] < 0;
 
 		for (__u32 e = 0; e < u->nodes[n].nr_out; e++) {
-			const struct iou_dag_edge *edge = &u->edges[u->nodes[n].first_out + e];
+			const struct iouring_bpf_dag_edge *edge = &u->edges[u->nodes[n].first_out + e];
 			__u32 c = edge->child;
 
 			if (!(edge->cond == IOU_DAG_ALWAYS ||
@@ -245,7 +245,7 @@ static int user_run(struct user_side *u, struct pipeline *p)
 			return -EDEADLK;	/* the builder refuses cycles: cannot happen */
 		while (ready_head < ready_tail && inflight < p->inflight) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
-			const struct iou_dag_node *n;
+			const struct iouring_bpf_dag_node *n;
 			__u32 k;
 
 			if (!sqe)

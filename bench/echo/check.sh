@@ -1,5 +1,5 @@
 #!/bin/bash
-# examples/echo: the echo benchmark in small (both servers, every echoed
+# bench/echo: the echo benchmark in small (both servers, every echoed
 # byte checked), then proof that the check bites: a run whose client damages
 # one echoed message must fail, name the byte, and not hang.
 # usage: check.sh ECHO_BINARY

@@ -37,7 +37,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../bench.h"
+#include "../../bench/bench.h"
 #include "vblk_chain.skel.h"
 
 #define CHAIN_END	(~0ULL)

@@ -1,10 +1,10 @@
 #!/bin/bash
-# examples/bench-json: the benchmark programs make bench runs, in small, on
+# bench/json: the benchmark programs make bench runs, in small, on
 # both backings, and the JSON each writes: every field bench-model and the
 # README read is there and sane (no timing is judged).
-# usage: bench_json.sh EXAMPLES_DIR
+# usage: bench_json.sh BENCH_DIR (the build's bench/)
 set -euo pipefail
-ex=${1:?usage: bench_json.sh EXAMPLES_DIR}
+ex=${1:?usage: bench_json.sh BENCH_DIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

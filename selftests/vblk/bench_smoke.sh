@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vblk/bench-smoke (VM): examples/vblk_bench on the scratch disk with serial
+# vblk/bench-smoke (VM): bench/vblk_bench on the scratch disk with serial
 # vblk0 (the one with a poll queue), briefly, in every mode: block device and
 # passthrough, plain, registered buffers, IOPOLL, registered file, page
 # cache (block device), QD1 and QD8. Each run must exit 0, print its result

@@ -25,7 +25,7 @@
 
 #include <liburing-bpf.h>
 #include "selftest.h"
-#include "../../examples/bench.h"
+#include "../../bench/bench.h"
 #include "waitloop.skel.h"
 #include "verifier_reject.skel.h"
 #include "mainline_nops.skel.h"
