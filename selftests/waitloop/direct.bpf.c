@@ -3,7 +3,7 @@
  * loop_step programs for the loop's direct run of a sleepable program
  * (kernel patch 40): what the struct_ops trampoline did for each step (BPF
  * statistics, the RCU tasks-trace section a hash map relies on) must still
- * happen. (The non-sleepable case is examples/nop_chain/step_trampoline.bpf.c,
+ * happen. (The non-sleepable case is bench/nop_chain/step_trampoline.bpf.c,
  * which the loop still calls through its trampoline.)
  */
 #include <iouring_bpf/ring.bpf.h>
