@@ -52,21 +52,12 @@ static struct ublk_params default_params(void)
 
 static int cmd_simple(int id, __u32 op, double secs)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
-	};
-
-	return ufz_ctrl_sync(&ctl, op, &cmd, secs);
+	return ufz_ctrl_cmd(&ctl, op, id, getpid(), NULL, 0, secs);
 }
 
 static int set_params(int id, struct ublk_params *p)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)p, .len = sizeof(*p),
-	};
-
-	return ufz_ctrl_sync(&ctl, UBLK_U_CMD_SET_PARAMS, &cmd, 10);
+	return ufz_ctrl_cmd(&ctl, UBLK_U_CMD_SET_PARAMS, id, 0, p, sizeof(*p), 10);
 }
 
 /* a device with @nrq queues of @depth tags and default parameters; its id */
@@ -77,14 +68,10 @@ static int add_dev_queues(unsigned int nrq, unsigned int depth, __u64 flags)
 		.max_io_buf_bytes = MAX_SECTORS << 9,
 		.dev_id = (__u32)-1, .flags = flags,
 	};
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = (__u32)-1, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
-	};
 	struct ublk_params p = default_params();
 	int ret;
 
-	ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_ADD_DEV, &cmd, 10);
+	ret = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_ADD_DEV, -1, 0, &info, sizeof(info), 10);
 	if (ret) {
 		fprintf(stderr, "ADD_DEV: %s\n", ufz_err(ret));
 		return ret;
@@ -118,12 +105,8 @@ static int del_dev(int id)
 /* an SQE, submitting what is queued if the SQ is full */
 static struct io_uring_sqe *next_sqe(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_sqe *sqe = ufz_get_sqe(ring);
 
-	if (!sqe) {
-		io_uring_submit(ring);
-		sqe = io_uring_get_sqe(ring);
-	}
 	if (!sqe)
 		abort();	/* a ring of 4 or more entries, one SQE at a time */
 	return sqe;
@@ -518,13 +501,7 @@ static int case_result_bounds(void)
 
 static int async_submit(int id, __u32 op)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
-	};
-
-	if (!ufz_ctrl_prep(&ctl_async, op, &cmd, op))
-		return -EBUSY;
-	return io_uring_submit(&ctl_async.ring) == 1 ? 0 : -EIO;
+	return ufz_ctrl_submit(&ctl_async, op, id, getpid(), op);
 }
 
 /* the result of the command async_submit() left running, or -ETIME */
@@ -737,11 +714,7 @@ static int case_del_during_start(void)
 static int get_state(int id, __u16 *state)
 {
 	struct ublksrv_ctrl_dev_info info;
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
-	};
-	int ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_GET_DEV_INFO, &cmd, 10);
+	int ret = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_GET_DEV_INFO, id, 0, &info, sizeof(info), 10);
 
 	*state = info.state;
 	return ret;
@@ -1018,8 +991,7 @@ int main(int argc, char **argv)
 	ret = ufz_require_ublk("found");
 	if (ret)
 		return ret;
-	ufz_wd.unseeded = true;
-	ufz_watchdog_start("ublk-found");
+	ufz_watchdog_start("ublk-found", true);
 	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128) ||
 	    ufz_ctrl_open(&ctl_async, 8, IORING_SETUP_SQE128)) {
 		fprintf(stderr, "FAIL: /dev/ublk-control: %s\n", strerror(errno));
