@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared frame of the fuzz/ tests: a seeded, reproducible case generator,
- * a time budget, and one way to report.
+ * Shared frame of the fuzz/ tests (fuzz_common.c): a seeded, reproducible
+ * case generator, a time budget, one way to report, a watchdog for cases
+ * in timed phases, and the kernel's reports.
  *
  * A run is a sequence of cases. Case i gets its own seed, derived from the
  * run's seed, and everything the case does is drawn from a PRNG seeded with
@@ -86,135 +87,71 @@ static inline double fuzz_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static inline void fuzz_usage(const char *prog, FILE *f)
-{
-	fprintf(f,
-		"usage: %s [--seconds N] [--seed S] [--cases N] [--replay CASE_SEED] [-v]\n"
-		"  --seconds N   time budget (default $IOURING_BPF_FUZZ_SECONDS, else 20)\n"
-		"  --seed S      seed of the run (default: from the clock)\n"
-		"  --cases N     stop after N cases\n"
-		"  --replay S    run only the case with seed S (printed by a failing run)\n"
-		"  -v            describe every case\n", prog);
-}
+/* ------------------------------------------------------------------ */
+/* the run                                                            */
+
+void fuzz_usage(const char *prog, FILE *f);
 
 /* Parses the common options; returns 0, 1 for --help (caller exits 0), or
  * -1 on a bad argument (message printed). */
-static inline int fuzz_init(struct fuzz_run *run, const char *name, const char *unit,
-			    int argc, char **argv)
-{
-	const char *env = getenv("IOURING_BPF_FUZZ_SECONDS");
+int fuzz_init(struct fuzz_run *run, const char *name, const char *unit, int argc, char **argv);
 
-	memset(run, 0, sizeof(*run));
-	run->name = name;
-	run->unit = unit;
-	run->seconds = env && *env ? strtod(env, NULL) : 20;
-	run->seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fuzz_usage(argv[0], stdout);
-			return 1;
-		} else if (!strcmp(a, "-v")) {
-			run->verbose = true;
-		} else if (v && !strcmp(a, "--seconds")) {
-			run->seconds = strtod(v, NULL);
-			i++;
-		} else if (v && !strcmp(a, "--seed")) {
-			run->seed = strtoull(v, NULL, 0);
-			i++;
-		} else if (v && !strcmp(a, "--cases")) {
-			run->max_cases = strtoull(v, NULL, 0);
-			i++;
-		} else if (v && !strcmp(a, "--replay")) {
-			run->seed = strtoull(v, NULL, 0);
-			run->replay = true;
-			run->verbose = true;
-			i++;
-		} else {
-			fprintf(stderr, "%s: unknown or incomplete argument '%s'\n", argv[0], a);
-			fuzz_usage(argv[0], stderr);
-			return -1;
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &run->t0);
-	if (run->replay)
-		printf("fuzz %s: replaying case seed=%#" PRIx64 "\n", name, run->seed);
-	else
-		printf("fuzz %s: seed=%#" PRIx64 " seconds=%.0f (replay a run with --seed %#" PRIx64 ")\n",
-		       name, run->seed, run->seconds, run->seed);
-	fflush(stdout);
-	return 0;
-}
-
-static inline double fuzz_elapsed(const struct fuzz_run *run)
-{
-	return fuzz_now() - (run->t0.tv_sec + run->t0.tv_nsec / 1e9);
-}
+double fuzz_elapsed(const struct fuzz_run *run);
 
 /* Next case: false when the budget is spent. *case_seed is the seed to
  * give the case's PRNG and to print if it fails. */
-static inline bool fuzz_next_case(struct fuzz_run *run, uint64_t *case_seed)
-{
-	if (run->replay) {
-		if (run->cases)
-			return false;
-		*case_seed = run->seed;
-	} else {
-		struct fuzz_rng r = { run->seed ^ (run->cases * 0xd1b54a32d192ed03ULL) };
+bool fuzz_next_case(struct fuzz_run *run, uint64_t *case_seed);
 
-		if (run->max_cases && run->cases >= run->max_cases)
-			return false;
-		if (!run->max_cases && run->cases && fuzz_elapsed(run) >= run->seconds)
-			return false;
-		*case_seed = fuzz_next(&r);
-	}
-	run->cases++;
-	return true;
-}
-
-/* A failing case: the input is described by the caller with fuzz_say()
+/* A failing case: the input is described by the caller (stderr)
  * before or after; this prints how to replay it. */
-static inline void fuzz_failed(struct fuzz_run *run, uint64_t case_seed, const char *fmt, ...)
-{
-	va_list ap;
-
-	run->failures++;
-	fprintf(stderr, "fuzz %s: FAIL case seed=%#" PRIx64 ": ", run->name, case_seed);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nfuzz %s: replay with: --replay %#" PRIx64 "\n", run->name, case_seed);
-	fflush(stderr);
-}
+__attribute__((format(printf, 3, 4)))
+void fuzz_failed(struct fuzz_run *run, uint64_t case_seed, const char *fmt, ...);
 
 /* Ends the run: prints the summary line (and the stats line); returns the
  * exit status for the test runner. */
-static inline int fuzz_finish(struct fuzz_run *run)
-{
-	const char *stats = getenv("IOURING_BPF_FUZZ_STATS");
-	double secs = fuzz_elapsed(run);
+int fuzz_finish(struct fuzz_run *run);
 
-	printf("fuzz %s: cases=%" PRIu64 " %s=%" PRIu64 " failures=%" PRIu64
-	       " seconds=%.1f seed=%#" PRIx64 "\n", run->name, run->cases, run->unit,
-	       run->units, run->failures, secs, run->seed);
-	fflush(stdout);
-	if (stats && *stats && !run->replay) {
-		FILE *f = fopen(stats, "a");
+/* ------------------------------------------------------------------ */
+/* cases in timed phases (fuzz/sqe, fuzz/lifecycle)                   */
 
-		if (f) {
-			fprintf(f, "%s\t%" PRIu64 "\t%s\t%" PRIu64 "\t%" PRIu64 "\t%.1f\t%#" PRIx64 "\n",
-				run->name, run->cases, run->unit, run->units, run->failures,
-				secs, run->seed);
-			fclose(f);
-		}
-	}
-	if (!run->failures && !run->cases) {
-		fprintf(stderr, "fuzz %s: no case ran\n", run->name);
-		return 1;
-	}
-	return run->failures ? 1 : 0;
-}
+/*
+ * A case that stays in one phase past its bound is a hang: the watchdog
+ * names the case seed, describes the case and exits 1. @sig is the
+ * signal the fuzzer interrupts its own waits with: the watchdog thread
+ * never takes it.
+ */
+void fuzz_watchdog_start(const struct fuzz_run *run, void (*describe)(FILE *f), int sig);
+
+/* the case the watchdog names from now on */
+void fuzz_watchdog_case(uint64_t case_seed);
+
+/* entering phase @what, allowed @secs (0: no bound) */
+void fuzz_phase(const char *what, double secs);
+
+/*
+ * One of the case's failures: the first names the case seed (fuzz_failed())
+ * and describes the case, the later ones only add their message.
+ */
+void fuzz_case_fail(struct fuzz_run *run, uint64_t case_seed, bool *case_failed,
+		    void (*describe)(FILE *f), const char *msg);
+
+/* ------------------------------------------------------------------ */
+/* kernel reports                                                     */
+
+/*
+ * Kernel reports (WARN, BUG, KASAN, lockdep...) seen while a fuzz case
+ * ran. The test runner fails a test on any report in dmesg, but only a
+ * fuzzer knows which case it was in: after each case it reads what the
+ * kernel logged meanwhile (from /dev/kmsg, without blocking) and names
+ * the case seed. A report can trail its cause a little, so the previous
+ * case is named too.
+ */
+
+/* Start watching from now on; false if /dev/kmsg cannot be read. */
+bool kmsg_watch_start(void);
+
+/* after the case @case_seed: a report logged meanwhile fails it through @fail,
+ * which also names the case before */
+void kmsg_watch_case(uint64_t case_seed, void (*fail)(const char *fmt, ...));
 
 #endif

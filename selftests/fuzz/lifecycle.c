@@ -39,7 +39,6 @@
 #include <liburing-bpf.h>
 #include "selftest.h"
 #include "fuzz.h"
-#include "kmsg_watch.h"
 #include "lifecycle_fuzz.skel.h"
 
 #define FD_RING		200	/* the case's ring, always at this number */
@@ -97,7 +96,6 @@ static pthread_t loop_thread;
 static struct iouring_bpf_geometry geom;
 static __u64 pipe_buf[8];
 static bool case_failed;
-static uint64_t prev_seed;
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic uint64_t st_ops, st_loads, st_attached, st_busy, st_forks, st_killed;
@@ -136,44 +134,10 @@ static void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* racers and the loop thread fail too */
 	pthread_mutex_lock(&fail_lock);
-	if (!case_failed) {
-		fuzz_failed(&run, plan.seed, "%s", msg);
-		describe_case(stderr);
-	} else {
-		fprintf(stderr, "fuzz lifecycle: and: %s\n", msg);
-	}
-	case_failed = true;
+	fuzz_case_fail(&run, plan.seed, &case_failed, describe_case, msg);
 	pthread_mutex_unlock(&fail_lock);
-}
-
-/* ---- watchdog: a case that does not end in its bound fails with its seed */
-
-static _Atomic double wd_deadline;
-static const char *_Atomic wd_phase = "setup";
-
-static void *watchdog(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		double d = atomic_load(&wd_deadline);
-
-		usleep(200 * 1000);
-		if (d > 0 && fuzz_now() > d) {
-			fprintf(stderr, "fuzz lifecycle: FAIL case seed=%#" PRIx64 ": still in '%s' after its time bound\n"
-				"fuzz lifecycle: replay with: --replay %#" PRIx64 "\n",
-				plan.seed, atomic_load(&wd_phase), plan.seed);
-			describe_case(stderr);
-			_exit(1);
-		}
-	}
-	return NULL;
-}
-
-static void phase(const char *what, double secs)
-{
-	atomic_store(&wd_phase, what);
-	atomic_store(&wd_deadline, secs > 0 ? fuzz_now() + secs : 0);
 }
 
 /* ---- helpers */
@@ -594,7 +558,7 @@ static void check_fresh_attach(void)
 	double t0;
 	__u64 steps;
 
-	phase("fresh ring and policy", 60);
+	fuzz_phase("fresh ring and policy", 60);
 	ret = make_ring();
 	if (ret) {
 		fail("fresh ring: %s", strerror(-ret));
@@ -635,8 +599,9 @@ static void run_case(uint64_t seed)
 	int ret;
 
 	case_failed = false;
+	fuzz_watchdog_case(seed);
 	make_plan(seed);
-	phase("case setup", 120);
+	fuzz_phase("case setup", 120);
 	for (int k = 0; k < NR_OBJS; k++) {
 		pthread_rwlock_wrlock(&objs[k].lock);
 		ret = objs[k].skel ? 0 : load_obj(k);
@@ -660,14 +625,14 @@ static void run_case(uint64_t seed)
 		do_attach(0);
 	usleep(500);	/* the loop is in its program */
 
-	phase("racers", 60);
+	fuzz_phase("racers", 60);
 	for (int t = 0; t < NR_RACERS; t++)
 		pthread_create(&racers[t], NULL, racer_main, (void *)(intptr_t)t);
 	for (int t = 0; t < NR_RACERS; t++)
 		pthread_join(racers[t], NULL);
 
 	/* wind down: stop the policies, drop the links, wake the loop */
-	phase("loop thread leaves io_uring_enter()", 20);
+	fuzz_phase("loop thread leaves io_uring_enter()", 20);
 	atomic_store(&loop_quit, true);
 	for (int k = 0; k < NR_OBJS; k++)
 		do_mode(k, 0, true);
@@ -694,11 +659,8 @@ static void run_case(uint64_t seed)
 		fail("%d fds left open at the end of the case:%s", ret, leaked);
 	check_fresh_attach();
 	st_ops += 2;
-	phase(NULL, 0);
-	if (kmsg_watch_report(leaked, sizeof(leaked)))
-		fail("kernel report during this case (or the one before, seed %#" PRIx64 "): %s",
-		     prev_seed, leaked);
-	prev_seed = seed;
+	fuzz_phase(NULL, 0);
+	kmsg_watch_case(seed, fail);
 	run.units = st_ops;
 	if (run.verbose && !case_failed)
 		printf("case %#" PRIx64 ": %u + %u operations\n", seed, plan.nr_ops[0], plan.nr_ops[1]);
@@ -709,8 +671,6 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 	struct iouring_bpf_ring probe = { .fd = -1 };
 	struct btf *vmlinux;
-	pthread_t wd;
-	sigset_t block;
 	uint64_t seed;
 	int ret, p[2];
 
@@ -726,13 +686,9 @@ int main(int argc, char **argv)
 	btf__free(vmlinux);
 
 	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &block, NULL);
-	pthread_create(&wd, NULL, watchdog, NULL);
-	pthread_sigmask(SIG_UNBLOCK, &block, NULL);
+	fuzz_watchdog_start(&run, describe_case, SIGUSR1);
 
-	phase("setup", 120);
+	fuzz_phase("setup", 120);
 	if (!CHECK_OK(iouring_bpf_ring_init(&probe, RING_ENTRIES, 0, IOURING_BPF_RING_FLAGS),
 		      "ring setup"))
 		return 1;
@@ -749,7 +705,7 @@ int main(int argc, char **argv)
 	/* racers pause; the loop thread gets the signals */
 	libbpf_set_print(NULL);
 	kmsg_watch_start();
-	phase(NULL, 0);
+	fuzz_phase(NULL, 0);
 
 	while (fuzz_next_case(&run, &seed))
 		run_case(seed);

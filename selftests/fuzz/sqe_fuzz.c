@@ -55,7 +55,6 @@
 #include <liburing-bpf.h>
 #include "selftest.h"
 #include "fuzz.h"
-#include "kmsg_watch.h"
 #include "sqe_fuzz.h"
 #include "sqe_fuzz.skel.h"
 #include "sqe_region.skel.h"
@@ -122,33 +121,7 @@ static uint64_t st_enters, st_eintr, st_einval, st_ebadr, st_cqes, st_submitted;
 static uint64_t st_region_loads, st_region_refused, st_region_got, st_rebind_waits;
 static uint64_t st_sync_cancel_timeouts, st_nop_stuck;
 
-/* ---- watchdog: a hang fails with the case seed instead of hanging */
-
-static void describe_case(FILE *f);
-
-static _Atomic double wd_deadline;
-static const char *_Atomic wd_phase = "setup";
-static _Atomic uint64_t wd_seed;
-
-static void *watchdog(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		double d = atomic_load(&wd_deadline);
-
-		usleep(200 * 1000);
-		if (d > 0 && fuzz_now() > d) {
-			uint64_t s = atomic_load(&wd_seed);
-
-			fprintf(stderr, "fuzz sqe: FAIL case seed=%#" PRIx64 ": still in '%s' after its time bound\n"
-				"fuzz sqe: replay with: --replay %#" PRIx64 "\n",
-				s, atomic_load(&wd_phase), s);
-			describe_case(stderr);
-			_exit(1);
-		}
-	}
-	return NULL;
-}
+/* ---- phases: a hang fails with the case seed instead of hanging (fuzz.h) */
 
 /* where the time goes, by phase (printed at the end: TCG makes it matter) */
 static struct {
@@ -173,8 +146,7 @@ static void phase(const char *what, double secs)
 	}
 	cur_phase = what;
 	cur_phase_t0 = now;
-	atomic_store(&wd_phase, what);
-	atomic_store(&wd_deadline, secs > 0 ? now + secs : 0);
+	fuzz_phase(what, secs);
 }
 
 static void print_phase_times(void)
@@ -192,6 +164,9 @@ static void on_alarm(int sig)
 	(void)sig;	/* only interrupts io_uring_enter() */
 }
 
+/* the case a crash names */
+static _Atomic uint64_t crash_seed;
+
 /*
  * A crash of the fuzzer itself means a request wrote or discarded memory
  * outside what the pools allow (or the kernel did): name the case, and
@@ -200,7 +175,7 @@ static void on_alarm(int sig)
 static void on_crash(int sig)
 {
 	char buf[4096];
-	uint64_t s = atomic_load(&wd_seed);
+	uint64_t s = atomic_load(&crash_seed);
 	int n, fd;
 
 	n = snprintf(buf, sizeof(buf), "fuzz sqe: FAIL: signal %d in case seed=%#" PRIx64
@@ -1033,7 +1008,6 @@ static void describe_case(FILE *f)
 }
 
 static bool case_failed;
-static uint64_t prev_seed;
 
 static void fail(const char *fmt, ...)
 {
@@ -1043,14 +1017,7 @@ static void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!case_failed) {
-		fuzz_failed(&run, plan.seed, "%s", msg);
-		describe_case(stderr);
-	} else {
-		fprintf(stderr, "fuzz sqe: and: %s\n", msg);
-	}
-	fflush(stderr);
-	case_failed = true;
+	fuzz_case_fail(&run, plan.seed, &case_failed, describe_case, msg);
 }
 
 /* The per-case files at their fixed numbers, in a freshly emptied temp dir. */
@@ -1589,7 +1556,8 @@ static void run_case(uint64_t seed)
 	int ret, k;
 
 	case_failed = false;
-	atomic_store(&wd_seed, seed);
+	atomic_store(&crash_seed, seed);
+	fuzz_watchdog_case(seed);
 	make_plan(seed);
 	/* what earlier cases wrote must not change this one */
 	memcpy(data, pattern, DATA_SIZE);
@@ -1692,14 +1660,7 @@ static void run_case(uint64_t seed)
 	close_from(scratch_lo, FD_RING - 1);
 	close_from(FD_END, ~0U);
 	phase("between cases", 0);
-	{
-		char report[512];
-
-		if (kmsg_watch_report(report, sizeof(report)))
-			fail("kernel report during this case (or the one before, seed %#" PRIx64 "): %s",
-			     prev_seed, report);
-	}
-	prev_seed = seed;
+	kmsg_watch_case(seed, fail);
 	if (run.replay && !case_failed)
 		describe_case(stdout);
 	else if (run.verbose && !case_failed)
@@ -1763,8 +1724,6 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	struct iouring_bpf_ring probe = { .fd = -1 };
-	pthread_t wd;
-	sigset_t block;
 	uint64_t seed;
 	int ret, status;
 
@@ -1811,11 +1770,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* the watchdog never takes the interrupting SIGALRM */
-	sigemptyset(&block);
-	sigaddset(&block, SIGALRM);
-	pthread_sigmask(SIG_BLOCK, &block, NULL);
-	pthread_create(&wd, NULL, watchdog, NULL);
-	pthread_sigmask(SIG_UNBLOCK, &block, NULL);
+	fuzz_watchdog_start(&run, describe_case, SIGALRM);
 
 	status = 1;
 	phase("setup", 120);
@@ -1869,7 +1824,7 @@ int main(int argc, char **argv)
 	print_phase_times();
 	status = fuzz_finish(&run);
 out:
-	atomic_store(&wd_deadline, 0);
+	fuzz_phase(NULL, 0);
 	sqe_fuzz__destroy(skel);
 	close_from(FD_RING, FD_END - 1);
 	cleanup_dir();

@@ -3,7 +3,8 @@
 # the distribution's liburing and the patched kernel's headers (as
 # ublk/mainline_zc.c does)
 foreach(f ublk_ctrl_fuzz ublk_io_fuzz)
-  iouring_bpf_test_program(${f} fuzz/${f}.c LIBS PkgConfig::LIBURING pthread)
+  iouring_bpf_test_program(${f} fuzz/${f}.c
+    LIBS ublk_fuzz_common fuzz_common PkgConfig::LIBURING pthread)
   target_include_directories(${f} SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
   target_include_directories(${f} PRIVATE ${S}/fuzz)
 endforeach()
@@ -13,7 +14,8 @@ iouring_bpf_test(NAME fuzz/ublk-io WHERE vm TIMEOUT 150 COMMAND $<TARGET_FILE:ub
 
 # ublk/found-*: each kernel bug the two fuzzers found, replayed as a fixed
 # command sequence (selftests/fuzz/ublk_found.c names the patch of each)
-iouring_bpf_test_program(ublk_found fuzz/ublk_found.c LIBS PkgConfig::LIBURING pthread)
+iouring_bpf_test_program(ublk_found fuzz/ublk_found.c
+  LIBS ublk_fuzz_common PkgConfig::LIBURING pthread)
 target_include_directories(ublk_found SYSTEM BEFORE PRIVATE "${BPF_TOOLS_DIR}/root/include")
 target_include_directories(ublk_found PRIVATE ${S}/fuzz)
 foreach(c params-shift partial-fetch result-bounds stop-then-start stop-ends-start

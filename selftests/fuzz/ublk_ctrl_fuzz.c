@@ -138,12 +138,8 @@ static __u64 srv_fetch_addr(const struct srv *s, unsigned int q, unsigned int ta
 static bool srv_sqe(struct srv *s, __u32 op, unsigned int q, unsigned int tag, int res,
 		    __u64 addr, int kind)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+	struct io_uring_sqe *sqe = ufz_get_sqe(&s->ring);
 
-	if (!sqe) {
-		io_uring_submit(&s->ring);
-		sqe = io_uring_get_sqe(&s->ring);
-	}
 	if (!sqe)
 		return false;
 	ufz_prep_io_cmd(sqe, s->char_fd, op, q, tag, res, addr, UD_SRV(kind, q, tag));
@@ -361,23 +357,9 @@ static void case_fail(struct cs *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	ufz_log("  !! ");
 	va_start(ap, fmt);
-	if (!c->failed) {
-		va_list aq;
-
-		va_copy(aq, ap);
-		vsnprintf(c->why, sizeof(c->why), fmt, aq);
-		va_end(aq);
-	}
-	{
-		char line[512];
-
-		vsnprintf(line, sizeof(line), fmt, ap);
-		ufz_log("%s\n", line);
-	}
+	ufz_case_vfail(&c->failed, c->why, sizeof(c->why), fmt, ap);
 	va_end(ap);
-	c->failed = true;
 }
 
 /* the device's server went: stop-then-start's condition, if unstarted */
@@ -1479,6 +1461,20 @@ static void do_kill(struct cs *c, bool templ)
 	}
 }
 
+/* queue an ASYNC_CANCEL of @p's command (not submitted); false if the SQ is full */
+static bool pend_cancel(struct pend *p)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ctl.ring);
+
+	if (!sqe)
+		return false;
+	memset(sqe, 0, 128);
+	io_uring_prep_cancel64(sqe, p->ud, 0);
+	sqe->user_data = 1ULL << 62 | p->ud;
+	p->cancelled = true;
+	return true;
+}
+
 /* start-wait avoided: cancel what waits for FETCHes of @id (-1: any) */
 static void cancel_start_waits(struct cs *c, int id)
 {
@@ -1486,19 +1482,13 @@ static void cancel_start_waits(struct cs *c, int id)
 
 	for (int i = 0; i < MAX_PEND; i++) {
 		struct pend *p = &c->pend[i];
-		struct io_uring_sqe *sqe;
 
 		if (!p->used || p->cancelled || (p->op != UBLK_U_CMD_START_DEV &&
 						  p->op != UBLK_U_CMD_END_USER_RECOVERY) ||
 		    (id != -1 && p->dev_id != id) || srv_fetched_all(dev_by_id(c, p->dev_id)))
 			continue;
-		sqe = io_uring_get_sqe(&ctl.ring);
-		if (!sqe)
+		if (!pend_cancel(p))
 			break;
-		memset(sqe, 0, 128);
-		io_uring_prep_cancel64(sqe, p->ud, 0);
-		sqe->user_data = 1ULL << 62 | p->ud;
-		p->cancelled = true;
 		any = true;
 		ufz_log("  -- cancel #%u %s waiting for FETCHes (start-wait avoided)\n",
 			(unsigned int)(p->ud & 0xffff), op_name(p->op));
@@ -1510,20 +1500,13 @@ static void cancel_start_waits(struct cs *c, int id)
 /* cancel pending commands (they wait in the driver, interruptibly) */
 static void cancel_pending(struct cs *c, bool all)
 {
-	struct io_uring_sqe *sqe;
-
 	for (int i = 0; i < MAX_PEND; i++) {
 		struct pend *p = &c->pend[i];
 
 		if (!p->used || p->cancelled)
 			continue;
-		sqe = io_uring_get_sqe(&ctl.ring);
-		if (!sqe)
+		if (!pend_cancel(p))
 			break;
-		memset(sqe, 0, 128);
-		io_uring_prep_cancel64(sqe, p->ud, 0);
-		sqe->user_data = 1ULL << 62 | p->ud;
-		p->cancelled = true;
 		ufz_log("  -- cancel #%u %s\n", (unsigned int)(p->ud & 0xffff), op_name(p->op));
 		if (!all)
 			break;
@@ -1714,26 +1697,15 @@ static void cleanup(struct cs *c)
 	/* every trace gone, every id free again */
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct dev *d = &c->devs[i];
-		const char *left;
+		char left[128];
 
-		if (!d->used)
-			continue;
-		left = ufz_wait_dev_gone(d->id, 10);
-		if (left) {
-			char p[128];
-
-			snprintf(p, sizeof(p), left, d->id);
-			case_fail(c, "dev %d: %s still there after its DEL_DEV", d->id, p);
-		}
+		if (d->used && ufz_dev_left(d->id, 10, left, sizeof(left)))
+			case_fail(c, "dev %d: %s still there after its DEL_DEV", d->id, left);
 	}
 	/* (ids the case never made a device with need no look) */
 	for (int k = 0; k < MAX_DEVS; k++) {
 		int id = c->devs[k].id;
 		struct ublksrv_ctrl_dev_info info;
-		struct ublksrv_ctrl_cmd cmd = {
-			.dev_id = (__u32)id, .queue_id = (__u16)-1,
-			.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
-		};
 		double end = fuzz_now() + 10;
 
 		/* DEL_DEV returns once the id is free: only DEL_DEV_ASYNC's
@@ -1741,7 +1713,8 @@ static void cleanup(struct cs *c)
 		if (!c->devs[k].used || c->devs[k].del_sync)
 			continue;
 		do
-			res = ufz_ctrl_sync(&ctl, UBLK_U_CMD_GET_DEV_INFO, &cmd, 10);
+			res = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_GET_DEV_INFO, id, 0, &info,
+					   sizeof(info), 10);
 		while (res != -ENODEV && fuzz_now() < end && !usleep(5000));
 		if (res != -ENODEV)
 			case_fail(c, "id %d: GET_DEV_INFO %s after the cleanup, want -ENODEV", id,
@@ -1760,10 +1733,7 @@ static void one_case(uint64_t seed)
 	c.seed = seed;
 	c.cur = -1;
 	c.last_added = -1;
-	ufz_log_reset();
-	atomic_store(&ufz_wd.case_seed, seed);
-	if (run.verbose)
-		printf("case %" PRIu64 " seed=%#" PRIx64 "\n", run.cases, seed);
+	ufz_case_begin(&run, seed);
 	/* commands wait in the driver: each gets its bound in issue(), the
 	 * watchdog catches one stuck in submission */
 	ufz_watchdog_arm(120, "the case's commands");
@@ -1817,6 +1787,14 @@ static int pick_id_base(void)
 
 int main(int argc, char **argv)
 {
+	static const struct ufz_issue issues[] = {
+		{ "start-wait", &avoid_start_wait },
+		{ "partial-cancel", &avoid_partial_cancel },
+		{ "stop-then-start", &avoid_stop_start },
+		{ "recovery-start", &avoid_recovery_start },
+		{ "param-shift", &avoid_param_shift },
+		{ "recovery-cycle", &avoid_recovery_cycle },
+	};
 	uint64_t seed;
 	int ret;
 
@@ -1826,25 +1804,7 @@ int main(int argc, char **argv)
 	ret = ufz_require_ublk(NAME);
 	if (ret)
 		return ret;
-	{
-		const char *a = getenv("IOURING_BPF_UBLK_FUZZ_AVOID");
-
-		avoid_start_wait = a && strstr(a, "start-wait");
-		avoid_partial_cancel = a && strstr(a, "partial-cancel");
-		avoid_stop_start = a && strstr(a, "stop-then-start");
-		avoid_recovery_start = a && strstr(a, "recovery-start");
-		avoid_param_shift = a && strstr(a, "param-shift");
-		avoid_recovery_cycle = a && strstr(a, "recovery-cycle");
-		if (avoid_start_wait || avoid_partial_cancel || avoid_stop_start ||
-		    avoid_recovery_start || avoid_param_shift || avoid_recovery_cycle)
-			printf("fuzz %s: avoiding known issues:%s%s%s%s%s%s\n", NAME,
-			       avoid_start_wait ? " start-wait" : "",
-			       avoid_partial_cancel ? " partial-cancel" : "",
-			       avoid_stop_start ? " stop-then-start" : "",
-			       avoid_recovery_start ? " recovery-start" : "",
-			       avoid_param_shift ? " param-shift" : "",
-			       avoid_recovery_cycle ? " recovery-cycle" : "");
-	}
+	ufz_avoid(NAME, issues, sizeof(issues) / sizeof(issues[0]));
 	ufz_log_echo = run.verbose;
 	signal(SIGPIPE, SIG_IGN);
 	pagesz = sysconf(_SC_PAGESIZE);
@@ -1876,7 +1836,7 @@ int main(int argc, char **argv)
 	}
 	printf("fuzz %s: features 0x%llx, ids %d..%d, %ld CPUs\n", NAME,
 	       (unsigned long long)features, id_base, id_base + NR_FIXED - 1, nr_cpus);
-	ufz_watchdog_start(NAME);
+	ufz_watchdog_start(NAME, false);
 	while (fuzz_next_case(&run, &seed))
 		one_case(seed);
 	ufz_ctrl_close(&ctl64);

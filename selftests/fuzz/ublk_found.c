@@ -22,7 +22,11 @@
 /* ctl for synchronous commands; ctl_async for those that wait meanwhile */
 static struct ufz_ctrl ctl, ctl_async;
 
-#define CHECK(cond, ...) do {						\
+/*
+ * The case requires @cond: else it fails here, saying where and why, and
+ * the function returns 1 (selftest.h's CHECK() only evaluates to false).
+ */
+#define REQUIRE(cond, ...) do {						\
 	if (!(cond)) {							\
 		fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);	\
 		fprintf(stderr, __VA_ARGS__);				\
@@ -48,21 +52,12 @@ static struct ublk_params default_params(void)
 
 static int cmd_simple(int id, __u32 op, double secs)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
-	};
-
-	return ufz_ctrl_sync(&ctl, op, &cmd, secs);
+	return ufz_ctrl_cmd(&ctl, op, id, getpid(), NULL, 0, secs);
 }
 
 static int set_params(int id, struct ublk_params *p)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)p, .len = sizeof(*p),
-	};
-
-	return ufz_ctrl_sync(&ctl, UBLK_U_CMD_SET_PARAMS, &cmd, 10);
+	return ufz_ctrl_cmd(&ctl, UBLK_U_CMD_SET_PARAMS, id, 0, p, sizeof(*p), 10);
 }
 
 /* a device with @nrq queues of @depth tags and default parameters; its id */
@@ -73,14 +68,10 @@ static int add_dev_queues(unsigned int nrq, unsigned int depth, __u64 flags)
 		.max_io_buf_bytes = MAX_SECTORS << 9,
 		.dev_id = (__u32)-1, .flags = flags,
 	};
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = (__u32)-1, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
-	};
 	struct ublk_params p = default_params();
 	int ret;
 
-	ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_ADD_DEV, &cmd, 10);
+	ret = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_ADD_DEV, -1, 0, &info, sizeof(info), 10);
 	if (ret) {
 		fprintf(stderr, "ADD_DEV: %s\n", ufz_err(ret));
 		return ret;
@@ -105,21 +96,17 @@ static int del_dev(int id)
 	const char *left;
 	int ret = cmd_simple(id, UBLK_U_CMD_DEL_DEV, 20);
 
-	CHECK(ret == 0, "DEL_DEV of %d: %s", id, ufz_err(ret));
+	REQUIRE(ret == 0, "DEL_DEV of %d: %s", id, ufz_err(ret));
 	left = ufz_wait_dev_gone(id, 10);
-	CHECK(!left, "device %d: %s still there after DEL_DEV", id, left);
+	REQUIRE(!left, "device %d: %s still there after DEL_DEV", id, left);
 	return 0;
 }
 
 /* an SQE, submitting what is queued if the SQ is full */
 static struct io_uring_sqe *next_sqe(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_sqe *sqe = ufz_get_sqe(ring);
 
-	if (!sqe) {
-		io_uring_submit(ring);
-		sqe = io_uring_get_sqe(ring);
-	}
 	if (!sqe)
 		abort();	/* a ring of 4 or more entries, one SQE at a time */
 	return sqe;
@@ -255,14 +242,14 @@ static int server_open_queue(struct server *s, int id, unsigned int q, unsigned 
 	s->depth = depth;
 	s->own_fd = fd < 0;
 	s->fd = fd < 0 ? ufz_open_char(id) : fd;
-	CHECK(s->fd >= 0, "open /dev/ublkc%d: %s", id, strerror(errno));
-	CHECK(!io_uring_queue_init(2 * depth, &s->ring, 0), "server ring");
+	REQUIRE(s->fd >= 0, "open /dev/ublkc%d: %s", id, strerror(errno));
+	REQUIRE(!io_uring_queue_init(2 * depth, &s->ring, 0), "server ring");
 	s->iods = ufz_map_iods(s->fd, q, depth, &s->iods_size);
-	CHECK(s->iods, "mmap of the descriptors: %s", strerror(errno));
+	REQUIRE(s->iods, "mmap of the descriptors: %s", strerror(errno));
 	for (unsigned int t = 0; t < depth; t++) {
 		void *p;
 
-		CHECK(!posix_memalign(&p, 4096, MAX_SECTORS << 9), "buffer");
+		REQUIRE(!posix_memalign(&p, 4096, MAX_SECTORS << 9), "buffer");
 		s->bufs[t] = p;
 	}
 	return 0;
@@ -289,7 +276,7 @@ static int wait_bdev(int id, char *bdev, size_t len)
 	snprintf(bdev, len, "/dev/ublkb%d", id);
 	for (int i = 0; i < 500 && access(bdev, F_OK); i++)
 		usleep(10 * 1000);
-	CHECK(!access(bdev, F_OK), "%s did not appear", bdev);
+	REQUIRE(!access(bdev, F_OK), "%s did not appear", bdev);
 	return 0;
 }
 
@@ -300,13 +287,13 @@ static int start_served(struct server *s, unsigned int depth,
 {
 	int id = add_dev(depth, 0), ret;
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	if (server_open(s, id, depth))
 		return 1;
 	s->result = result;
-	CHECK(!pthread_create(&s->thread, NULL, server_fn, s), "server thread");
+	REQUIRE(!pthread_create(&s->thread, NULL, server_fn, s), "server thread");
 	ret = cmd_simple(id, UBLK_U_CMD_START_DEV, 30);
-	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	REQUIRE(ret == 0, "START_DEV: %s", ufz_err(ret));
 	return wait_bdev(id, bdev, len);
 }
 
@@ -314,10 +301,10 @@ static int stop_served(struct server *s)
 {
 	int ret = cmd_simple(s->id, UBLK_U_CMD_STOP_DEV, 20);
 
-	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	REQUIRE(ret == 0, "STOP_DEV: %s", ufz_err(ret));
 	pthread_join(s->thread, NULL);
 	server_close(s);
-	CHECK(!s->error, "server: %s", ufz_err(s->error));
+	REQUIRE(!s->error, "server: %s", ufz_err(s->error));
 	return del_dev(s->id);
 }
 
@@ -338,7 +325,7 @@ static int case_params_shift(void)
 	static const __u8 bad[] = { 29, 32, 74, 255 };
 	int id = add_dev(4, 0);
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		struct ublk_params p = default_params();
 		int ret;
@@ -347,14 +334,14 @@ static int case_params_shift(void)
 			p = default_params();
 			((__u8 *)&p.basic)[f[i].off] = bad[b];
 			ret = set_params(id, &p);
-			CHECK(ret == -EINVAL, "%s = %u: SET_PARAMS gave %s, want -EINVAL",
-			      f[i].field, bad[b], ufz_err(ret));
+			REQUIRE(ret == -EINVAL, "%s = %u: SET_PARAMS gave %s, want -EINVAL",
+			        f[i].field, bad[b], ufz_err(ret));
 		}
 		p = default_params();
 		((__u8 *)&p.basic)[f[i].off] = 28;
 		ret = set_params(id, &p);
-		CHECK(ret == 0, "%s = 28 (256 MiB): SET_PARAMS gave %s, want 0",
-		      f[i].field, ufz_err(ret));
+		REQUIRE(ret == 0, "%s = 28 (256 MiB): SET_PARAMS gave %s, want 0",
+		        f[i].field, ufz_err(ret));
 	}
 	printf("params-shift: 29, 32, 74 and 255 refused for each shift, 28 taken\n");
 	return del_dev(id);
@@ -403,21 +390,21 @@ static int case_partial_fetch(void)
 	pthread_t t;
 	int id = add_dev(2, 0);
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	if (server_open(&s, id, 2))
 		return 1;
 	ufz_prep_io_cmd(next_sqe(&s.ring), s.fd, UBLK_U_IO_FETCH_REQ, 0, 0, 0,
 			(__u64)(uintptr_t)s.bufs[0], 0);
-	CHECK(io_uring_submit(&s.ring) == 1, "FETCH tag 0");
-	CHECK(io_uring_wait_cqe_timeout(&s.ring, &cqe, &ts) == -ETIME,
-	      "FETCH tag 0 completed at once (%d)", cqe->res);
+	REQUIRE(io_uring_submit(&s.ring) == 1, "FETCH tag 0");
+	REQUIRE(io_uring_wait_cqe_timeout(&s.ring, &cqe, &ts) == -ETIME,
+	        "FETCH tag 0 completed at once (%d)", cqe->res);
 
 	/* another task may not serve the rest of this queue */
 	o.fd = s.fd;
-	CHECK(!pthread_create(&t, NULL, other_task_fetch, &o), "thread");
+	REQUIRE(!pthread_create(&t, NULL, other_task_fetch, &o), "thread");
 	pthread_join(t, NULL);
-	CHECK(o.res == -EINVAL, "FETCH tag 1 from a second task gave %s, want -EINVAL",
-	      o.res == 1 ? "no completion in 5 s" : ufz_err(o.res));
+	REQUIRE(o.res == -EINVAL, "FETCH tag 1 from a second task gave %s, want -EINVAL",
+	        o.res == 1 ? "no completion in 5 s" : ufz_err(o.res));
 
 	/* the server goes away with tag 1 never fetched */
 	ufz_watchdog_arm(60, "closing a partly fetched queue's ring");
@@ -475,29 +462,30 @@ static int case_result_bounds(void)
 	if (start_served(&s, 4, odd_results, bdev, sizeof(bdev)))
 		return 1;
 	fd = open(bdev, O_RDWR | O_DIRECT);
-	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
-	CHECK(!posix_memalign(&buf, 4096, 8192), "buffer");
+	REQUIRE(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	REQUIRE(!posix_memalign(&buf, 4096, 8192), "buffer");
 	ufz_watchdog_arm(60, "I/O on the device whose server commits odd results");
 
 	n = pread(fd, buf, 8192, (off_t)BIG_AT << 9);
-	CHECK(n == 8192, "READ with a result of twice its size: %zd (%s)", n, strerror(errno));
-	CHECK(check_sectors(buf, BIG_AT, 16), "READ with a result of twice its size: wrong data");
+	REQUIRE(n == 8192, "READ with a result of twice its size: %zd (%s)", n, strerror(errno));
+	REQUIRE(check_sectors(buf, BIG_AT, 16), "READ with a result of twice its size: wrong data");
 
 	n = pread(fd, buf, 8192, (off_t)ODD_READ_AT << 9);
-	CHECK(n == 8192, "READ with a result of 4196 of 8192 bytes: %zd (%s)", n, strerror(errno));
-	CHECK(check_sectors(buf, ODD_READ_AT, 16), "READ of 4196 + rest: wrong data");
-	CHECK(seen(&s, ODD_READ_AT + 8, 8),
-	      "the rest of the READ was not sent back as sectors %u+8", ODD_READ_AT + 8);
+	REQUIRE(n == 8192, "READ with a result of 4196 of 8192 bytes: %zd (%s)", n, strerror(errno));
+	REQUIRE(check_sectors(buf, ODD_READ_AT, 16), "READ of 4196 + rest: wrong data");
+	REQUIRE(seen(&s, ODD_READ_AT + 8, 8),
+	        "the rest of the READ was not sent back as sectors %u+8", ODD_READ_AT + 8);
 
 	memset(buf, 0x5a, 8192);
 	n = pwrite(fd, buf, 8192, (off_t)ODD_WRITE_AT << 9);
-	CHECK(n == 8192, "WRITE with a result of 4196 of 8192 bytes: %zd (%s)", n, strerror(errno));
-	CHECK(seen(&s, ODD_WRITE_AT + 8, 8),
-	      "the rest of the WRITE was not sent back as sectors %u+8", ODD_WRITE_AT + 8);
+	REQUIRE(n == 8192, "WRITE with a result of 4196 of 8192 bytes: %zd (%s)", n,
+		strerror(errno));
+	REQUIRE(seen(&s, ODD_WRITE_AT + 8, 8),
+	        "the rest of the WRITE was not sent back as sectors %u+8", ODD_WRITE_AT + 8);
 
 	n = pread(fd, buf, 4096, (off_t)TINY_AT << 9);
-	CHECK(n < 0 && errno == EIO, "READ with a result of 100 bytes: %zd (%s), want EIO",
-	      n, n < 0 ? strerror(errno) : "no error");
+	REQUIRE(n < 0 && errno == EIO, "READ with a result of 100 bytes: %zd (%s), want EIO",
+	        n, n < 0 ? strerror(errno) : "no error");
 	ufz_watchdog_arm(0, NULL);
 
 	close(fd);
@@ -513,13 +501,7 @@ static int case_result_bounds(void)
 
 static int async_submit(int id, __u32 op)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1, .data[0] = getpid(),
-	};
-
-	if (!ufz_ctrl_prep(&ctl_async, op, &cmd, op))
-		return -EBUSY;
-	return io_uring_submit(&ctl_async.ring) == 1 ? 0 : -EIO;
+	return ufz_ctrl_submit(&ctl_async, op, id, getpid(), op);
 }
 
 /* the result of the command async_submit() left running, or -ETIME */
@@ -550,12 +532,13 @@ static int fetches_aborted(struct server *s, double secs)
 	while (n < s->depth && fuzz_now() < end) {
 		if (io_uring_wait_cqe_timeout(&s->ring, &cqe, &ts))
 			continue;
-		CHECK(cqe->res == UBLK_IO_RES_ABORT, "FETCH of tag %llu ended with %s, want -ENODEV",
-		      (unsigned long long)cqe->user_data, ufz_err(cqe->res));
+		REQUIRE(cqe->res == UBLK_IO_RES_ABORT,
+			"FETCH of tag %llu ended with %s, want -ENODEV",
+			(unsigned long long)cqe->user_data, ufz_err(cqe->res));
 		io_uring_cqe_seen(&s->ring, cqe);
 		n++;
 	}
-	CHECK(n == s->depth, "%u of %u FETCHes ended in %.0f s", n, s->depth, secs);
+	REQUIRE(n == s->depth, "%u of %u FETCHes ended in %.0f s", n, s->depth, secs);
 	return 0;
 }
 
@@ -564,7 +547,7 @@ static int fetch_all(struct server *s)
 	for (unsigned int t = 0; t < s->depth; t++)
 		ufz_prep_io_cmd(next_sqe(&s->ring), s->fd, UBLK_U_IO_FETCH_REQ, 0, t, 0,
 				(__u64)(uintptr_t)s->bufs[t], t);
-	CHECK(io_uring_submit(&s->ring) == (int)s->depth, "FETCH of %u tags", s->depth);
+	REQUIRE(io_uring_submit(&s->ring) == (int)s->depth, "FETCH of %u tags", s->depth);
 	return 0;
 }
 
@@ -582,12 +565,12 @@ static int start_after_end(bool by_stop)
 	char bdev[64];
 	int id = add_dev(4, 0), ret;
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	if (server_open(&s, id, 4) || fetch_all(&s))
 		return 1;
 	if (by_stop) {
 		ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 10);
-		CHECK(ret == 0, "STOP_DEV of a device never started: %s", ufz_err(ret));
+		REQUIRE(ret == 0, "STOP_DEV of a device never started: %s", ufz_err(ret));
 		if (fetches_aborted(&s, 10))
 			return 1;
 	}
@@ -606,9 +589,9 @@ static int start_after_end(bool by_stop)
 	ufz_watchdog_arm(0, NULL);
 	snprintf(bdev, sizeof(bdev), "/dev/ublkb%d", id);
 	if (by_stop || ret != 0) {
-		CHECK(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV",
-		      by_stop ? "STOP_DEV" : "the server's ring closed", ufz_err(ret));
-		CHECK(access(bdev, F_OK), "%s exists after a refused START_DEV", bdev);
+		REQUIRE(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV",
+		        by_stop ? "STOP_DEV" : "the server's ring closed", ufz_err(ret));
+		REQUIRE(access(bdev, F_OK), "%s exists after a refused START_DEV", bdev);
 	} else {
 		printf("stop-then-start: START_DEV came before the ring's exit work\n");
 	}
@@ -635,20 +618,20 @@ static int start_waits_then(__u32 op)
 	const char *name = op == UBLK_U_CMD_STOP_DEV ? "STOP_DEV" : "DEL_DEV";
 	int id = add_dev(2, 0), ret;
 
-	CHECK(id >= 0, "add_dev");
-	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+	REQUIRE(id >= 0, "add_dev");
+	REQUIRE(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
 	ret = async_result(0.3);
-	CHECK(ret == -ETIME, "START_DEV without a server completed: %s", ufz_err(ret));
+	REQUIRE(ret == -ETIME, "START_DEV without a server completed: %s", ufz_err(ret));
 
 	ufz_watchdog_arm(60, name);
 	ret = cmd_simple(id, op, 20);
-	CHECK(ret == 0, "%s while START_DEV waits: %s", name, ufz_err(ret));
+	REQUIRE(ret == 0, "%s while START_DEV waits: %s", name, ufz_err(ret));
 	ret = async_result(10);
 	ufz_watchdog_arm(0, NULL);
-	CHECK(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV", name, ufz_err(ret));
+	REQUIRE(ret == -ENODEV, "START_DEV after %s: %s, want -ENODEV", name, ufz_err(ret));
 	if (op == UBLK_U_CMD_STOP_DEV)
 		return del_dev(id);
-	CHECK(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV", id);
+	REQUIRE(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV", id);
 	return 0;
 }
 
@@ -678,12 +661,12 @@ static int del_during_start_round(unsigned int round, unsigned int delay_us, int
 	struct server s;
 	int id = add_dev(1, 0), ret;
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	if (server_open(&s, id, 1))
 		return 1;
-	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+	REQUIRE(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
 	ret = async_result(0.1);
-	CHECK(ret == -ETIME, "START_DEV before any FETCH completed: %s", ufz_err(ret));
+	REQUIRE(ret == -ETIME, "START_DEV before any FETCH completed: %s", ufz_err(ret));
 
 	/* the FETCH wakes START_DEV; the partition scan's read then stays
 	 * with this "server", which never answers */
@@ -693,16 +676,16 @@ static int del_during_start_round(unsigned int round, unsigned int delay_us, int
 		usleep(delay_us);
 	ufz_watchdog_arm(60, "DEL_DEV_ASYNC racing START_DEV");
 	ret = cmd_simple(id, UBLK_U_CMD_DEL_DEV_ASYNC, 20);
-	CHECK(ret == 0, "round %u (%u us after the FETCH): DEL_DEV_ASYNC: %s", round, delay_us,
-	      ufz_err(ret));
+	REQUIRE(ret == 0, "round %u (%u us after the FETCH): DEL_DEV_ASYNC: %s", round, delay_us,
+	        ufz_err(ret));
 	ret = async_result(20);
 	ufz_watchdog_arm(0, NULL);
-	CHECK(ret == 0 || ret == -ENODEV,
-	      "round %u (%u us after the FETCH): START_DEV: %s, want 0 or -ENODEV", round,
-	      delay_us, ufz_err(ret));
+	REQUIRE(ret == 0 || ret == -ENODEV,
+	        "round %u (%u us after the FETCH): START_DEV: %s, want 0 or -ENODEV", round,
+	        delay_us, ufz_err(ret));
 	*started += ret == 0;
 	server_close(&s);
-	CHECK(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV_ASYNC", id);
+	REQUIRE(!ufz_wait_dev_gone(id, 10), "device %d left after DEL_DEV_ASYNC", id);
 	return 0;
 }
 
@@ -731,11 +714,7 @@ static int case_del_during_start(void)
 static int get_state(int id, __u16 *state)
 {
 	struct ublksrv_ctrl_dev_info info;
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = id, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)&info, .len = sizeof(info),
-	};
-	int ret = ufz_ctrl_sync(&ctl, UBLK_U_CMD_GET_DEV_INFO, &cmd, 10);
+	int ret = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_GET_DEV_INFO, id, 0, &info, sizeof(info), 10);
 
 	*state = info.state;
 	return ret;
@@ -748,25 +727,25 @@ static int case_recovery_start_dies(void)
 	double end;
 	int id = add_dev(2, UBLK_F_USER_RECOVERY), ret;
 
-	CHECK(id >= 0, "add_dev");
+	REQUIRE(id >= 0, "add_dev");
 	if (server_open(&s, id, 2))
 		return 1;
 	s.die_at_first = true;
-	CHECK(!pthread_create(&s.thread, NULL, server_fn, &s), "server thread");
-	CHECK(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
+	REQUIRE(!pthread_create(&s.thread, NULL, server_fn, &s), "server thread");
+	REQUIRE(!async_submit(id, UBLK_U_CMD_START_DEV), "START_DEV submit");
 
 	ufz_watchdog_arm(90, "START_DEV whose server died in the partition scan");
 	pthread_join(s.thread, NULL);
-	CHECK(s.requests == 1, "the server saw %u requests", s.requests);
+	REQUIRE(s.requests == 1, "the server saw %u requests", s.requests);
 	server_close(&s);
 	ret = async_result(30);
-	CHECK(ret == 0, "START_DEV: %s, want 0 (the scan fails, the device starts)",
-	      ufz_err(ret));
+	REQUIRE(ret == 0, "START_DEV: %s, want 0 (the scan fails, the device starts)",
+	        ufz_err(ret));
 	for (end = fuzz_now() + 10; fuzz_now() < end; usleep(50 * 1000))
 		if (!get_state(id, &state) && state == UBLK_S_DEV_QUIESCED)
 			break;
-	CHECK(state == UBLK_S_DEV_QUIESCED, "device state %u, want QUIESCED (%u)",
-	      state, UBLK_S_DEV_QUIESCED);
+	REQUIRE(state == UBLK_S_DEV_QUIESCED, "device state %u, want QUIESCED (%u)",
+	        state, UBLK_S_DEV_QUIESCED);
 	ret = del_dev(id);
 	ufz_watchdog_arm(0, NULL);
 	if (!ret)
@@ -792,7 +771,7 @@ static int servers_up(struct server *s, int id)
 		/* queue 0 opens the char device, the others share it */
 		if (server_open_queue(&s[q], id, q, 8, q ? s[0].fd : -1))
 			return 1;
-		CHECK(!pthread_create(&s[q].thread, NULL, server_fn, &s[q]), "server thread");
+		REQUIRE(!pthread_create(&s[q].thread, NULL, server_fn, &s[q]), "server thread");
 	}
 	return 0;
 }
@@ -809,7 +788,7 @@ static int servers_die(struct server *s)
 		atomic_store(&s[q].quit, true);
 	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
 		pthread_join(s[q].thread, NULL);
-		CHECK(!s[q].error, "server of queue %u: %s", q, ufz_err(s[q].error));
+		REQUIRE(!s[q].error, "server of queue %u: %s", q, ufz_err(s[q].error));
 		server_close(&s[q]);
 	}
 	return 0;
@@ -821,8 +800,8 @@ static int read_check(int fd, unsigned int cycle)
 	__u64 sector = (cycle * 64) % (DEV_SECTORS - 16);
 	ssize_t n = pread(fd, buf, sizeof(buf), (off_t)sector << 9);
 
-	CHECK(n == (ssize_t)sizeof(buf), "cycle %u: read: %zd (%s)", cycle, n, strerror(errno));
-	CHECK(check_sectors(buf, sector, 16), "cycle %u: wrong data", cycle);
+	REQUIRE(n == (ssize_t)sizeof(buf), "cycle %u: read: %zd (%s)", cycle, n, strerror(errno));
+	REQUIRE(check_sectors(buf, sector, 16), "cycle %u: wrong data", cycle);
 	return 0;
 }
 
@@ -863,7 +842,7 @@ static int start_recovery(int id, const char *when)
 		if (ret != -EBUSY || fuzz_now() > end)
 			break;
 	}
-	CHECK(ret == 0, "START_USER_RECOVERY %s: %s", when, ufz_err(ret));
+	REQUIRE(ret == 0, "START_USER_RECOVERY %s: %s", when, ufz_err(ret));
 	return 0;
 }
 
@@ -873,11 +852,11 @@ static int recovery_dev_up(struct server *s, int *id, char *bdev, size_t len)
 	int ret;
 
 	*id = add_dev_queues(CYCLE_QUEUES, 8, UBLK_F_USER_RECOVERY);
-	CHECK(*id >= 0, "add_dev");
+	REQUIRE(*id >= 0, "add_dev");
 	if (servers_up(s, *id))
 		return 1;
 	ret = cmd_simple(*id, UBLK_U_CMD_START_DEV, 30);
-	CHECK(ret == 0, "START_DEV: %s", ufz_err(ret));
+	REQUIRE(ret == 0, "START_DEV: %s", ufz_err(ret));
 	return wait_bdev(*id, bdev, len);
 }
 
@@ -886,7 +865,7 @@ static int recovery_dev_down(struct server *s, int id)
 {
 	int ret = cmd_simple(id, UBLK_U_CMD_STOP_DEV, 20);
 
-	CHECK(ret == 0, "STOP_DEV: %s", ufz_err(ret));
+	REQUIRE(ret == 0, "STOP_DEV: %s", ufz_err(ret));
 	for (unsigned int q = CYCLE_QUEUES; q-- > 0;) {
 		pthread_join(s[q].thread, NULL);
 		server_close(&s[q]);
@@ -906,11 +885,11 @@ static int case_recovery_cycle(void)
 	if (recovery_dev_up(s, &id, bdev, sizeof(bdev)))
 		return 1;
 	fd = open(bdev, O_RDONLY | O_DIRECT);
-	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	REQUIRE(fd >= 0, "open %s: %s", bdev, strerror(errno));
 	if (read_check(fd, 0))
 		return 1;
 	rd.fd = fd;
-	CHECK(!pthread_create(&rt, NULL, cycle_reader_fn, &rd), "reader thread");
+	REQUIRE(!pthread_create(&rt, NULL, cycle_reader_fn, &rd), "reader thread");
 
 	for (unsigned int c = 1; c <= CYCLES; c++) {
 		char when[32];
@@ -923,9 +902,9 @@ static int case_recovery_cycle(void)
 		if (start_recovery(id, when) || servers_up(s, id))
 			return 1;
 		ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
-		CHECK(ret == 0, "cycle %u: END_USER_RECOVERY: %s", c, ufz_err(ret));
-		CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
-		      "cycle %u: state %u after END_USER_RECOVERY", c, state);
+		REQUIRE(ret == 0, "cycle %u: END_USER_RECOVERY: %s", c, ufz_err(ret));
+		REQUIRE(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
+		        "cycle %u: state %u after END_USER_RECOVERY", c, state);
 		/* the new servers' FETCHes were not ended by a late cancel */
 		if (read_check(fd, c))
 			return 1;
@@ -934,7 +913,7 @@ static int case_recovery_cycle(void)
 	pthread_join(rt, NULL);
 	ufz_watchdog_arm(0, NULL);
 	close(fd);
-	CHECK(!rd.wrong, "the reader got wrong data %lu times", rd.wrong);
+	REQUIRE(!rd.wrong, "the reader got wrong data %lu times", rd.wrong);
 	printf("recovery-cycle: %u recovery cycles on %u queues, every one served reads; "
 	       "a reader meanwhile: %lu reads, %lu errors\n",
 	       CYCLES, CYCLE_QUEUES, rd.reads, rd.errors);
@@ -972,11 +951,11 @@ static int case_recovery_unfetched_queue(void)
 	if (servers_up(s, id))
 		return 1;
 	ret = cmd_simple(id, UBLK_U_CMD_END_USER_RECOVERY, 30);
-	CHECK(ret == 0, "END_USER_RECOVERY: %s", ufz_err(ret));
-	CHECK(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
-	      "state %u after END_USER_RECOVERY, want LIVE (%u)", state, UBLK_S_DEV_LIVE);
+	REQUIRE(ret == 0, "END_USER_RECOVERY: %s", ufz_err(ret));
+	REQUIRE(!get_state(id, &state) && state == UBLK_S_DEV_LIVE,
+	        "state %u after END_USER_RECOVERY, want LIVE (%u)", state, UBLK_S_DEV_LIVE);
 	fd = open(bdev, O_RDONLY | O_DIRECT);
-	CHECK(fd >= 0, "open %s: %s", bdev, strerror(errno));
+	REQUIRE(fd >= 0, "open %s: %s", bdev, strerror(errno));
 	ret = read_check(fd, 1);
 	close(fd);
 	if (ret)
@@ -1012,8 +991,7 @@ int main(int argc, char **argv)
 	ret = ufz_require_ublk("found");
 	if (ret)
 		return ret;
-	ufz_wd.unseeded = true;
-	ufz_watchdog_start("ublk-found");
+	ufz_watchdog_start("ublk-found", true);
 	if (ufz_ctrl_open(&ctl, 8, IORING_SETUP_SQE128) ||
 	    ufz_ctrl_open(&ctl_async, 8, IORING_SETUP_SQE128)) {
 		fprintf(stderr, "FAIL: /dev/ublk-control: %s\n", strerror(errno));

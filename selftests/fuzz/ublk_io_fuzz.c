@@ -338,12 +338,8 @@ static void defer_cqe(struct srv *s, const struct io_uring_cqe *cqe)
 
 static struct io_uring_sqe *get_sqe(struct srv *s)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+	struct io_uring_sqe *sqe = ufz_get_sqe(&s->ring);
 
-	if (!sqe) {
-		io_uring_submit(&s->ring);
-		sqe = io_uring_get_sqe(&s->ring);
-	}
 	if (!sqe) {
 		sbad("SQ ring full");
 		_exit(3);
@@ -1272,16 +1268,11 @@ struct cs {
 __attribute__((format(printf, 2, 3)))
 static void case_fail(struct cs *c, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	ufz_case_vfail(&c->failed, c->why, sizeof(c->why), fmt, ap);
 	va_end(ap);
-	ufz_log("  !! %s\n", line);
-	if (!c->failed)
-		snprintf(c->why, sizeof(c->why), "%s", line);
-	c->failed = true;
 }
 
 static uint64_t pattern(uint32_t wid, uint64_t sector, unsigned int word)
@@ -1547,11 +1538,7 @@ static pid_t fork_server(struct cs *c, bool recovering)
 
 static int ctrl(struct cs *c, __u32 op, __u64 data0, void *buf, unsigned int len, double secs)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = (__u32)c->dev_id, .queue_id = (__u16)-1,
-		.addr = (__u64)(uintptr_t)buf, .len = (__u16)len, .data[0] = data0,
-	};
-	int res = ufz_ctrl_sync(&ctl, op, &cmd, secs);
+	int res = ufz_ctrl_cmd(&ctl, op, c->dev_id, data0, buf, len, secs);
 
 	ufz_log("  ctrl op 0x%x dev %d: %s\n", op, c->dev_id, ufz_err(res));
 	return res;
@@ -1680,11 +1667,7 @@ static void poll_ctl(struct cs *c)
 
 static bool ctrl_submit(struct cs *c, __u32 op, __u64 data0, __u64 ud)
 {
-	struct ublksrv_ctrl_cmd cmd = {
-		.dev_id = (__u32)c->dev_id, .queue_id = (__u16)-1, .data[0] = data0,
-	};
-
-	return ufz_ctrl_prep(&ctl, op, &cmd, ud) && io_uring_submit(&ctl.ring) == 1;
+	return !ufz_ctrl_submit(&ctl, op, c->dev_id, data0, ud);
 }
 
 /* the I/O phase: bounded, whatever the server does */
@@ -1801,16 +1784,13 @@ static void cleanup(struct cs *c)
 		}
 	}
 	if (c->dev_id >= 0) {
-		const char *left = ufz_wait_dev_gone(c->dev_id, 10);
-		double end = fuzz_now() + 10;
 		struct ublksrv_ctrl_dev_info info;
+		char left[128];
+		double end;
 
-		if (left) {
-			char p[128];
-
-			snprintf(p, sizeof(p), left, c->dev_id);
-			case_fail(c, "%s still there after DEL_DEV", p);
-		}
+		if (ufz_dev_left(c->dev_id, 10, left, sizeof(left)))
+			case_fail(c, "%s still there after DEL_DEV", left);
+		end = fuzz_now() + 10;
 		do
 			res = ctrl(c, UBLK_U_CMD_GET_DEV_INFO, 0, &info, sizeof(info), 10);
 		while (res != -ENODEV && fuzz_now() < end && !usleep(10000));
@@ -1832,11 +1812,8 @@ static void one_case(uint64_t seed)
 	c.memfd = -1;
 	c.dev_id = -1;
 	make_plan(&c.rng, &c.p);
-	ufz_log_reset();
 	memset(sh, 0, offsetof(struct shared, log));
-	atomic_store(&ufz_wd.case_seed, seed);
-	if (run.verbose)
-		printf("case %" PRIu64 " seed=%#" PRIx64 "\n", run.cases, seed);
+	ufz_case_begin(&run, seed);
 	describe_plan(&c);
 	ufz_watchdog_arm(120, "the case's setup and I/O");
 	c.shadow = calloc(DEV_BYTES / 512, sizeof(*c.shadow));
@@ -1926,6 +1903,11 @@ out:
 
 int main(int argc, char **argv)
 {
+	static const struct ufz_issue issues[] = {
+		{ "res-big-read", &avoid_big_read },
+		{ "unaligned-result", &avoid_unaligned },
+		{ "recovery-start", &avoid_recovery_start },
+	};
 	__u64 features = 0;
 	uint64_t seed;
 	int ret;
@@ -1938,18 +1920,7 @@ int main(int argc, char **argv)
 		return ret;
 	verbose = run.verbose;
 	ufz_log_echo = run.verbose;
-	{
-		const char *a = getenv("IOURING_BPF_UBLK_FUZZ_AVOID");
-
-		avoid_big_read = a && strstr(a, "res-big-read");
-		avoid_unaligned = a && strstr(a, "unaligned-result");
-		avoid_recovery_start = a && strstr(a, "recovery-start");
-		if (avoid_big_read || avoid_unaligned || avoid_recovery_start)
-			printf("fuzz %s: avoiding known issues:%s%s%s\n", NAME,
-			       avoid_big_read ? " res-big-read" : "",
-			       avoid_unaligned ? " unaligned-result" : "",
-			       avoid_recovery_start ? " recovery-start" : "");
-	}
+	ufz_avoid(NAME, issues, sizeof(issues) / sizeof(issues[0]));
 	signal(SIGPIPE, SIG_IGN);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -1967,7 +1938,7 @@ int main(int argc, char **argv)
 			NAME, ufz_err(ret), (unsigned long long)features);
 		return 1;
 	}
-	ufz_watchdog_start(NAME);
+	ufz_watchdog_start(NAME, false);
 	while (fuzz_next_case(&run, &seed))
 		one_case(seed);
 	ufz_ctrl_close(&ctl);
