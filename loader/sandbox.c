@@ -5,13 +5,14 @@
  * optional opcode allowlist), then exec. The rules are compiled to classic
  * BPF by liburing-bpf.
  */
-#define _GNU_SOURCE	/* O_TMPFILE, O_PATH */
+#define _GNU_SOURCE	/* O_TMPFILE, O_PATH, syscall() */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -171,7 +172,7 @@ static int read_profile(const char *path, struct profile_args *a)
 	FILE *f = fopen(path, "re");
 
 	if (!f)
-		return fail(-errno, "profile %s", path);
+		return fail(-errno, "profile %s: %s", path, strerror(errno));
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
@@ -278,6 +279,45 @@ static int refuse_inherited_rings(void)
 }
 
 /*
+ * Has this kernel IORING_REGISTER_BPF_FILTER for the calling task? -EINVAL
+ * from a registration means either "no such registration" or "a rule this
+ * kernel does not know"; a registration of nothing tells them apart: a
+ * kernel that has it copies the (NULL) filter in and fails with -EFAULT.
+ * 1: it has, 0: it has not, -1: cannot tell.
+ */
+static int kernel_has_task_filters(void)
+{
+	long ret = syscall(SYS_io_uring_register, IOURING_BPF_FILTER_TASK,
+			   IOURING_BPF_REGISTER_BPF_FILTER, NULL, 1);
+
+	if (!ret || errno == EFAULT)
+		return 1;
+	if (errno == EINVAL || errno == ENOSYS)	/* ENOSYS: no io_uring at all */
+		return 0;
+	return -1;
+}
+
+/* Why registering the filters of option @opt failed (@err is -errno). */
+static int filter_fail(int err, const char *opt)
+{
+	int has = err == -EINVAL ? kernel_has_task_filters() : 1;
+
+	if (!has)
+		return fail(err, "cannot register io_uring filters (%s): this kernel has no "
+			    "IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 series)",
+			    opt);
+	if (has < 0)
+		return fail(err, "cannot register io_uring filters (%s): %s: either this kernel "
+			    "has no IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 "
+			    "series) or it does not know a rule", opt, strerror(-err));
+	if (err == -EINVAL)
+		return fail(err, "cannot register io_uring filters (%s): %s: the kernel has "
+			    "IORING_REGISTER_BPF_FILTER but refused a rule (an opcode or flag "
+			    "it does not know?)", opt, strerror(-err));
+	return fail(err, "cannot register io_uring filters (%s): %s", opt, strerror(-err));
+}
+
+/*
  * --profile FILE, the first option: the profile's options, then the
  * command line's (which add to or replace them). A new argument vector in
  * *out, its [0] the command's name as getopt_long() wants; it is needed
@@ -297,7 +337,7 @@ static int expand_profile(const char *path, char *command, char **rest, int nres
 		return ret;
 	all = calloc(pa.argc + nrest + 1, sizeof(*all));
 	if (!all)
-		return fail(-ENOMEM, "profile");
+		return fail(-ENOMEM, "profile %s: %s", path, strerror(ENOMEM));
 	memcpy(all, pa.argv, pa.argc * sizeof(*all));
 	memcpy(all + pa.argc, rest, nrest * sizeof(*all));
 	*nout = pa.argc + nrest;
@@ -314,6 +354,7 @@ int cmd_sandbox(int argc, char **argv)
 	unsigned int ops[MAX_LIST];
 	int fams[MAX_LIST];
 	bool deny_rest = false;
+	const char *rule;
 	struct iface_parser p;
 	char **prog;
 
@@ -395,35 +436,37 @@ int cmd_sandbox(int argc, char **argv)
 		return ret;
 	ret = iouring_bpf_no_new_privs();
 	if (ret)
-		return fail(ret, "cannot set no_new_privs");
+		return fail(ret, "cannot set no_new_privs: %s", strerror(-ret));
 	/* the payload filters first: DENY_REST only fills opcodes with none */
 	for (int i = 0; i < nr_sock; i++)
 		fams[i] = (int)sock[i];
+	rule = "--socket-family";
 	if (nr_sock && (ret = iouring_bpf_filter_socket_families(IOURING_BPF_FILTER_TASK,
 								 fams, nr_sock)))
 		goto err;
 	for (int i = 0; i < nr_conn; i++)
 		fams[i] = (int)conn[i];
+	rule = "--connect-family";
 	if (nr_conn && (ret = iouring_bpf_filter_connect_families(IOURING_BPF_FILTER_TASK,
 								  fams, nr_conn)))
 		goto err;
+	rule = open_deny ? "--open-deny" : "--open-resolve";
 	if ((open_deny || resolve) &&
 	    (ret = iouring_bpf_filter_open(IOURING_BPF_FILTER_TASK, open_deny, resolve)))
 		goto err;
+	rule = "--deny";
 	for (int i = 0; i < nr_deny; i++)
 		if ((ret = iouring_bpf_filter_deny(IOURING_BPF_FILTER_TASK, (unsigned int)deny[i])))
 			goto err;
 	for (int i = 0; i < nr_allow; i++)
 		ops[i] = (unsigned int)allow[i];
+	rule = "--allow";
 	if (nr_allow && (ret = iouring_bpf_filter_allow(IOURING_BPF_FILTER_TASK, ops, nr_allow,
 							deny_rest)))
 		goto err;
 
 	execvp(prog[0], prog);
-	return fail(-errno, "cannot run %s", prog[0]);
+	return fail(-errno, "cannot run %s: %s", prog[0], strerror(errno));
 err:
-	if (ret == -EINVAL)
-		return fail(ret, "cannot register io_uring filters: this kernel has no "
-			    "IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 series)");
-	return fail(ret, "cannot register io_uring filters");
+	return filter_fail(ret, rule);
 }

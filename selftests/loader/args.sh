@@ -44,6 +44,9 @@ expect 2 "unexpected '2'" "$T" ublk del 1 2
 expect 2 "sandbox: unknown option '--frob'" "$T" sandbox --frob -- true
 expect 2 'sandbox: --allow needs a value' "$T" sandbox --allow
 expect 2 '--profile must come first' "$T" sandbox --allow nop --profile x.json -- true
+expect 1 'profile /nonexistent.json: No such file or directory' "$T" sandbox --profile=/nonexistent.json -- true
+# a program that cannot run: the reason, whatever the kernel (no rules to register)
+expect 1 'cannot run /nonexistent/prog: No such file or directory' "$T" sandbox -- /nonexistent/prog
 
 # objects
 expect 1 'not a BPF ELF object' "$T" load /etc/passwd --ring
@@ -161,6 +164,8 @@ json_one 2 "$J and 'which subcommand' in j['error']" "$T" -j ublk
 json_one 2 "$J and '--target is required' in j['error']" "$T" -j ublk add
 json_one 2 "$J and 'no arguments expected' in j['error']" "$T" -j ublk list x
 json_one 2 "$J and \"unknown option '--frob'\" in j['error']" "$T" sandbox --frob -j -- true
+json_one 1 'j["errno"] == -2 and "cannot run /nonexistent/prog: No such file" in j["error"]' \
+	"$T" --json sandbox -- /nonexistent/prog
 json_one 0 'j["version"] and j["libbpf"]' "$T" -j --version
 # usage errors stay text without --json
 expect 2 '^iouring-bpf load: which object' "$T" load --ring
