@@ -77,8 +77,7 @@ static int inspect_pid(const char *arg)
 		rings++;
 		if (json_output) {
 			json_object_start(jw);
-			json_key(jw, "fd");
-			json_int(jw, fd);
+			json_kv_int(jw, "ring_fd", fd);
 			json_key(jw, "reported");
 			json_bool(jw, rf.reported);
 			json_key(jw, "sqe_allowlist");

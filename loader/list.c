@@ -175,7 +175,7 @@ int cmd_list(int argc, char **argv)
 			json_object_start(jw);
 			json_kv_string(jw, "name", e->d_name);
 			json_kv_string(jw, "pin", dir);
-			json_kv_int(jw, "owner_pid", m.owner_pid);
+			json_kv_int(jw, "pid", m.owner_pid);	/* the ring's owner */
 			json_kv_int(jw, "ring_fd", m.ring_fd);
 			json_kv_string(jw, "state", state);
 			json_kv_string(jw, "object", m.object);

@@ -249,7 +249,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	struct iouring_bpf_global g[256];
 	struct timespec t0, t1;
 	int status, n, ret;
-	double ms;
+	__u64 elapsed_ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* no handlers here: EINTR is a stop and continue (SIGTSTP, SIGCONT) */
@@ -259,7 +259,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret)
 		return fail(ret, "%s: %s", object, iouring_bpf_policy_strerror(p));
-	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	elapsed_ns = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
 	n = iouring_bpf_policy_globals(p, g, 256);
 	if (n > 256)
 		n = 256;
@@ -271,13 +271,13 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		json_kv_string(jw, "object", object);
 		json_kv_int(jw, "exit_status", status);
 		json_kv_string(jw, "exit_status_text", status_text(status));
-		json_key(jw, "run_ms");
-		json_double(jw, ms);
+		/* times are integer nanoseconds in every command's JSON */
+		json_kv_uint(jw, "elapsed_ns", elapsed_ns);
 		json_key(jw, "counters");
 		json_object_start(jw);
 	} else {
-		printf("%s: stopped after %.3f ms, exit status %d (%s)\n", object, ms, status,
-		       status_text(status));
+		printf("%s: stopped after %.3f ms, exit status %d (%s)\n", object,
+		       elapsed_ns / 1e6, status, status_text(status));
 	}
 	for (int i = 0; i < n; i++) {
 		char text[24];
@@ -410,7 +410,7 @@ static int pin_link(struct iouring_bpf_policy *p, const struct load_args *a,
 		json_object_start(jw);
 		json_kv_string(jw, "name", name);
 		json_kv_string(jw, "pin", dir);
-		json_kv_int(jw, "owner_pid", fr->pid);
+		json_kv_int(jw, "pid", fr->pid);	/* the ring's owner */
 		json_kv_int(jw, "ring_fd", fr->owner_fd);
 		json_key(jw, "prog_ids");
 		json_array_start(jw);

@@ -907,7 +907,7 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 				json_int(jw, i);
 		}
 		json_array_end(jw);
-		json_key(jw, "daemon_pid");
+		json_key(jw, "pid");	/* the daemon's, as ublk add prints it */
 		pid > 0 ? json_int(jw, pid) : json_null(jw);
 		json_kv_bool(jw, "daemon_alive", alive);
 		json_key(jw, "target");
