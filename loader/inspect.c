@@ -13,19 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interface.h"
 #include "loader.h"
 
 static void inspect_usage(FILE *f)
 {
-	fprintf(f, "usage: %s inspect PROG.o\n"
-		   "       %s inspect --pid PID\n\n"
-		   "What the object holds and needs: io_uring_bpf_ops maps and their programs,\n"
+	iface_print_usage(f, "inspect", NULL);
+	fprintf(f, "\nWhat the object holds and needs: io_uring_bpf_ops maps and their programs,\n"
 		   "globals (which can be set with load --set, and their defaults), the kfuncs\n"
 		   "its programs call and whether the running kernel has them. Needs no\n"
 		   "privileges; nothing is loaded.\n"
 		   "With --pid: what is in force on each io_uring ring of process PID\n"
-		   "(no_new_privs, allowlists, request filters by opcode).\n",
-		   prog_name, prog_name);
+		   "(no_new_privs, allowlists, request filters by opcode).\n\n"
+		   "options:\n");
+	iface_print_options(f, "inspect", NULL);
 }
 
 /* inspect --pid: the rings of a process and what restricts them */
@@ -76,8 +77,7 @@ static int inspect_pid(const char *arg)
 		rings++;
 		if (json_output) {
 			json_object_start(jw);
-			json_key(jw, "fd");
-			json_int(jw, fd);
+			json_kv_int(jw, "ring_fd", fd);
 			json_key(jw, "reported");
 			json_bool(jw, rf.reported);
 			json_key(jw, "sqe_allowlist");
@@ -170,16 +170,36 @@ int cmd_inspect(int argc, char **argv)
 	struct btf *kbtf;
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	int n, ret, has_ops;
+	struct iface_parser args;
+	const char *object = NULL, *pid = NULL;
+	int n, c, ret, has_ops, objects = 0;
 
-	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
-		return inspect_usage(stdout), 0;
-	if (argc == 2 && !strcmp(argv[0], "--pid"))
-		return inspect_pid(argv[1]);
-	if (argc != 1) {
-		return usage_fail(inspect_usage, "inspect", "one object expected");
+	iface_parse_init(&args, "inspect", NULL, argc, argv, 0);
+	while ((c = iface_parse_next(&args)) != IFACE_END) {
+		switch (c) {
+		case OPT_HELP:
+			return inspect_usage(stdout), 0;
+		case OPT_PID:
+			pid = args.value;
+			break;
+		case IFACE_OPERAND:
+			object = args.value;
+			objects++;
+			break;
+		case IFACE_NO_VALUE:
+			return usage_fail(inspect_usage, "inspect", "%s needs a value", args.value);
+		default:
+			return usage_fail(inspect_usage, "inspect", "unknown option '%s'",
+					  args.value);
+		}
 	}
-	ret = iouring_bpf_policy_open(argv[0], &p);
+	if (pid && objects)
+		return usage_fail(inspect_usage, "inspect", "--pid PID or an object, not both");
+	if (pid)
+		return inspect_pid(pid);
+	if (objects != 1)
+		return usage_fail(inspect_usage, "inspect", "one object expected");
+	ret = iouring_bpf_policy_open(object, &p);
 	if (ret) {
 		fail(ret, "%s", iouring_bpf_policy_strerror(p));
 		iouring_bpf_policy_close(p);
@@ -193,11 +213,11 @@ int cmd_inspect(int argc, char **argv)
 	if (json_output) {
 		jw = json_new(stdout);
 		json_object_start(jw);
-		json_kv_string(jw, "object", argv[0]);
+		json_kv_string(jw, "object", object);
 		json_key(jw, "struct_ops");
 		json_array_start(jw);
 	} else {
-		printf("%s\n  struct_ops maps:\n", argv[0]);
+		printf("%s\n  struct_ops maps:\n", object);
 	}
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
@@ -283,7 +303,7 @@ int cmd_inspect(int argc, char **argv)
 	}
 	/* kfuncs: extern FUNCs of the object's BTF as the file has it (at open,
 	 * libbpf relabels them and puts dummies in .ksyms) */
-	struct btf *raw = btf__parse_elf(argv[0], NULL);
+	struct btf *raw = btf__parse_elf(object, NULL);
 
 	for (__u32 id = 1; raw && id < btf__type_cnt(raw); id++) {
 		const struct btf_type *t = btf__type_by_id(raw, id);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interface.h"
 #include "loader.h"
 
 struct prog_stats {
@@ -107,24 +108,27 @@ out:
 
 static void list_usage(FILE *f)
 {
-	fprintf(f, "usage: %s list\n\n"
-		   "Policies pinned under %s: name, ring owner (PID:FD) and\n"
+	iface_print_usage(f, "list", NULL);
+	fprintf(f, "\nPolicies pinned under %s: name, ring owner (PID:FD) and\n"
 		   "whether the policy is still attached, program ids, run count and run time\n"
 		   "(when kernel.bpf_stats_enabled is 1), attach time, and the policy's integer\n"
-		   "globals (its counters and exit status).\n", prog_name, pin_root());
+		   "globals (its counters and exit status).\n\n"
+		   "options:\n", pin_root());
+	iface_print_options(f, "list", NULL);
 }
 
 int cmd_list(int argc, char **argv)
 {
+	struct iface_parser p;
 	struct dirent *e;
 	DIR *d = NULL;
 	int rootfd;
 
-	if (argc && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+	iface_parse_init(&p, "list", NULL, argc, argv, 0);
+	if (iface_parse_next(&p) == OPT_HELP)
 		return list_usage(stdout), 0;
-	if (argc) {
-		return usage_fail(list_usage, "list", "no arguments expected ('%s')", argv[0]);
-	}
+	if (p.value)
+		return usage_fail(list_usage, "list", "no arguments expected ('%s')", p.value);
 	rootfd = pin_root_open(false);	/* on bpffs; none yet: an empty list */
 	if (rootfd < 0 && rootfd != -ENOENT)
 		return rootfd;
@@ -171,7 +175,7 @@ int cmd_list(int argc, char **argv)
 			json_object_start(jw);
 			json_kv_string(jw, "name", e->d_name);
 			json_kv_string(jw, "pin", dir);
-			json_kv_int(jw, "owner_pid", m.owner_pid);
+			json_kv_int(jw, "pid", m.owner_pid);	/* the ring's owner */
 			json_kv_int(jw, "ring_fd", m.ring_fd);
 			json_kv_string(jw, "state", state);
 			json_kv_string(jw, "object", m.object);
@@ -217,32 +221,44 @@ int cmd_list(int argc, char **argv)
 
 static void unload_usage(FILE *f)
 {
-	fprintf(f, "usage: %s unload NAME\n\n"
-		   "Unpin %s/NAME: the policy detaches from its ring\n"
+	iface_print_usage(f, "unload", NULL);
+	fprintf(f, "\nUnpin %s/NAME: the policy detaches from its ring\n"
 		   "(unless something else holds its link) and the owner's next io_uring_enter()\n"
-		   "behaves as on a ring without a policy.\n", prog_name, pin_root());
+		   "behaves as on a ring without a policy.\n\n"
+		   "options:\n", pin_root());
+	iface_print_options(f, "unload", NULL);
 }
 
 int cmd_unload(int argc, char **argv)
 {
-	int ret;
+	const char *name = NULL;
+	struct iface_parser p;
+	int c, ret;
 
-	if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
-		return unload_usage(stdout), 0;
-	if (argc != 1)
+	iface_parse_init(&p, "unload", NULL, argc, argv, 0);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		if (c == OPT_HELP)
+			return unload_usage(stdout), 0;
+		if (c == IFACE_UNKNOWN)
+			return usage_fail(unload_usage, "unload", "unknown option '%s'", p.value);
+		if (name)
+			return usage_fail(unload_usage, "unload", "one NAME expected");
+		name = p.value;
+	}
+	if (!name)
 		return usage_fail(unload_usage, "unload", "one NAME expected");
 	/* only a directory on bpffs with our record, only the names we made */
-	ret = pin_remove(argv[0], true, false);
+	ret = pin_remove(name, true, false);
 	if (ret)
 		return ret;
 	if (json_output) {
 		jw = json_new(stdout);
 		json_object_start(jw);
-		json_kv_string(jw, "unloaded", argv[0]);
+		json_kv_string(jw, "unloaded", name);
 		json_object_end(jw);
 		json_destroy(jw);
 	} else {
-		printf("%s: detached and unpinned\n", argv[0]);
+		printf("%s: detached and unpinned\n", name);
 	}
 	return 0;
 }

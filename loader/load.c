@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interface.h"
 #include "loader.h"
 
 #define MAX_SETS 64
@@ -45,9 +46,9 @@ static void load_usage(FILE *f)
 		"the loop needs, attach the policy, run the loop until the policy stops,\n"
 		"then print its exit status (iou_exit_status) and counters. The tool exits\n"
 		"1 if the status is not 0.\n\n"
-		"  --set VAR=VALUE   set an integer global (decimal, 0x hex, true/false);\n"
-		"                    see 'iouring-bpf inspect PROG.o' for what can be set\n",
+		"options:\n",
 		prog_name, prog_name, pin_root());
+	iface_print_options(f, "load", NULL);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -63,48 +64,52 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int parse_load_args(int argc, char **argv, struct load_args *a)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
+	struct iface_parser p;
+	int c;
 
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+	iface_parse_init(&p, "load", NULL, argc, argv, 0);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		const char *v = p.value;
+		char *end;
+		unsigned long n;
+
+		switch (c) {
+		case OPT_HELP:
 			load_usage(stdout);
 			return 1;
-		} else if (!strcmp(o, "--ring")) {
+		case OPT_RING:	/* its value is optional: --ring alone is a ring of our own */
 			a->ring = true;
-			if (i + 1 < argc && argv[i + 1][0] != '-') {
-				if (parse_pid_fd(argv[i + 1], &a->pid, &a->fd))
-					return usage_error("'%s' is not PID:FD (e.g. 1234:5)", argv[i + 1]);
-				i++;
-			} else {
+			if (!v)
 				a->self_hosted = true;
-			}
-		} else if (!strcmp(o, "--pin") || !strcmp(o, "--entries") || !strcmp(o, "--set")) {
-			if (i + 1 == argc)
-				return usage_error("%s needs a value", o);
-			const char *v = argv[++i];
-
-			if (!strcmp(o, "--pin")) {
-				a->pin = v;
-			} else if (!strcmp(o, "--set")) {
-				if (!strchr(v, '=') || v[0] == '=')
-					return usage_error("--set wants VAR=VALUE, not '%s'", v);
-				if (a->nr_sets == MAX_SETS)
-					return usage_error("more than 64 --set%s", "");
-				a->sets[a->nr_sets++] = v;
-			} else {
-				char *end;
-				unsigned long n = strtoul(v, &end, 0);
-
-				if (*end || !n || n > 32768 || (n & (n - 1)))
-					return usage_error("--entries wants a power of two up to 32768, not '%s'", v);
-				a->entries = n;
-			}
-		} else if (o[0] == '-') {
-			return usage_error("unknown option '%s'", o);
-		} else if (!a->object) {
-			a->object = o;
-		} else {
-			return usage_error("one object only ('%s' is extra)", o);
+			else if (parse_pid_fd(v, &a->pid, &a->fd))
+				return usage_error("'%s' is not PID:FD (e.g. 1234:5)", v);
+			break;
+		case OPT_PIN:
+			a->pin = v;
+			break;
+		case OPT_SET:
+			if (!strchr(v, '=') || v[0] == '=')
+				return usage_error("--set wants VAR=VALUE, not '%s'", v);
+			if (a->nr_sets == MAX_SETS)
+				return usage_error("more than 64 --set%s", "");
+			a->sets[a->nr_sets++] = v;
+			break;
+		case OPT_ENTRIES:
+			n = strtoul(v, &end, 0);
+			if (*end || !n || n > 32768 || (n & (n - 1)))
+				return usage_error("--entries wants a power of two up to 32768, "
+						   "not '%s'", v);
+			a->entries = n;
+			break;
+		case IFACE_NO_VALUE:
+			return usage_error("%s needs a value", v);
+		case IFACE_OPERAND:
+			if (a->object)
+				return usage_error("one object only ('%s' is extra)", v);
+			a->object = v;
+			break;
+		default:
+			return usage_error("unknown option '%s'", v);
 		}
 	}
 	if (!a->object)
@@ -244,7 +249,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	struct iouring_bpf_global g[256];
 	struct timespec t0, t1;
 	int status, n, ret;
-	double ms;
+	__u64 elapsed_ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* no handlers here: EINTR is a stop and continue (SIGTSTP, SIGCONT) */
@@ -254,7 +259,7 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret)
 		return fail(ret, "%s: %s", object, iouring_bpf_policy_strerror(p));
-	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	elapsed_ns = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
 	n = iouring_bpf_policy_globals(p, g, 256);
 	if (n > 256)
 		n = 256;
@@ -266,13 +271,13 @@ static int run_self_hosted(struct iouring_bpf_policy *p, struct iouring_bpf_ring
 		json_kv_string(jw, "object", object);
 		json_kv_int(jw, "exit_status", status);
 		json_kv_string(jw, "exit_status_text", status_text(status));
-		json_key(jw, "run_ms");
-		json_double(jw, ms);
+		/* times are integer nanoseconds in every command's JSON */
+		json_kv_uint(jw, "elapsed_ns", elapsed_ns);
 		json_key(jw, "counters");
 		json_object_start(jw);
 	} else {
-		printf("%s: stopped after %.3f ms, exit status %d (%s)\n", object, ms, status,
-		       status_text(status));
+		printf("%s: stopped after %.3f ms, exit status %d (%s)\n", object,
+		       elapsed_ns / 1e6, status, status_text(status));
 	}
 	for (int i = 0; i < n; i++) {
 		char text[24];
@@ -405,7 +410,7 @@ static int pin_link(struct iouring_bpf_policy *p, const struct load_args *a,
 		json_object_start(jw);
 		json_kv_string(jw, "name", name);
 		json_kv_string(jw, "pin", dir);
-		json_kv_int(jw, "owner_pid", fr->pid);
+		json_kv_int(jw, "pid", fr->pid);	/* the ring's owner */
 		json_kv_int(jw, "ring_fd", fr->owner_fd);
 		json_key(jw, "prog_ids");
 		json_array_start(jw);

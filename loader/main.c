@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * iouring-bpf: load, run, list, inspect and unload io_uring BPF policies.
- * Commands live in a table, as in bpftool; each parses its own arguments.
- * Exit status: 0 done, 1 failed, 2 usage error.
+ * Commands live in a table, as in bpftool; each parses its own arguments
+ * with the options interface.c describes. Exit status: 0 done, 1 failed,
+ * 2 usage error.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <liburing-bpf.h>
 
+#include "interface.h"
 #include "loader.h"
 #include "ublk.h"
 
@@ -175,23 +177,18 @@ void json_int_val(struct json *j, struct int_val v)
 
 static int cmd_help(int argc, char **argv);
 
+/* what runs each command of the interface table (interface.c) */
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary;
 } commands[] = {
-	{ "load", cmd_load, "load PROG.o --ring PID:FD [--pin NAME] [--set VAR=VALUE]...\n"
-			    "        load PROG.o --ring [--entries N] [--set VAR=VALUE]..." },
-	{ "list", cmd_list, "list" },
-	{ "unload", cmd_unload, "unload NAME" },
-	{ "inspect", cmd_inspect, "inspect PROG.o\n        inspect --pid PID" },
-	{ "ublk", cmd_ublk, "ublk add --target loop|split|loop-user|bpf [--file FILE]... [OPTIONS]\n"
-			    "        ublk list\n"
-			    "        ublk del ID" },
-	{ "sandbox", cmd_sandbox, "sandbox [--allow OPS [--deny-rest]] [--deny OPS] [--socket-family FAMS]\n"
-				  "        [--connect-family FAMS] [--open-deny FLAGS] [--open-resolve FLAGS]\n"
-				  "        -- PROGRAM [ARG]..." },
-	{ "help", cmd_help, "help" },
+	{ "load", cmd_load },
+	{ "list", cmd_list },
+	{ "unload", cmd_unload },
+	{ "inspect", cmd_inspect },
+	{ "ublk", cmd_ublk },
+	{ "sandbox", cmd_sandbox },
+	{ "help", cmd_help },
 };
 
 static void usage(FILE *f)
@@ -200,26 +197,14 @@ static void usage(FILE *f)
 		   "       %s COMMAND --help\n"
 		   "       %s --version\n\ncommands:\n", prog_name, prog_name, prog_name);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %s\n", commands[i].summary);
-	fprintf(f, "\n"
-		   "  load      attach a policy to a ring another process owns (PID:FD) and pin\n"
-		   "            it under %s/NAME; or, with --ring alone, create a\n"
-		   "            ring, run the policy until it stops and print its exit status\n"
-		   "            and counters\n"
-		   "  list      pinned policies: owner, programs, runs, counters\n"
-		   "  unload    detach and unpin a pinned policy\n"
-		   "  inspect   what a policy object holds and needs, and whether this kernel\n"
-		   "            has it\n"
-		   "  ublk      ublk block devices served by BPF policies in the kernel (loop,\n"
-		   "            split, your own) or by a copying loop in user space (loop-user)\n"
-		   "  sandbox   run a program with its io_uring requests filtered (and those of\n"
-		   "            everything it forks and execs)\n\n"
-		   "options:\n"
-		   "  -j, --json     JSON output (errors too: {\"error\": ..., \"errno\": ...})\n"
-		   "  -d, --debug    print libbpf's debug output, and whole verifier logs\n"
-		   "                 (-j and -d may also follow the command, up to a '--')\n"
-		   "  -h, --help     this text\n"
-		   "See iouring-bpf(8).\n", PIN_ROOT_DEFAULT);
+		iface_print_synopsis(f, "  ", "  ", commands[i].name, NULL);
+	fputc('\n', f);
+	iface_print_summaries(f, NULL);
+	fprintf(f, "\noptions:\n");
+	iface_print_global_options(f);
+	fprintf(f, "-j and -d may also follow the command, up to a '--'. A long option's\n"
+		   "value follows it as the next word or after '='.\n"
+		   "See iouring-bpf(8).\n");
 }
 
 static void print_version(void)
@@ -236,10 +221,19 @@ static void print_version(void)
 	}
 }
 
+/* help; help --options (hidden): the interface, for the tests (interface.c) */
 static int cmd_help(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	struct iface_parser p;
+	int c;
+
+	iface_parse_init(&p, "help", NULL, argc, argv, 0);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		if (c == OPT_OPTIONS) {
+			iface_dump(stdout);
+			return 0;
+		}
+	}
 	usage(stdout);
 	return 0;
 }
@@ -256,7 +250,9 @@ static bool global_flag(const char *arg)
 
 int main(int argc, char **argv)
 {
-	int i, n, ret;
+	struct iface_parser p;
+	char **rest;
+	int i, n, c, nrest, ret;
 
 	/*
 	 * -j/--json and -d/--debug may come anywhere up to a "--" (after the
@@ -274,26 +270,26 @@ int main(int argc, char **argv)
 	}
 	argc = n;
 	argv[argc] = NULL;
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
+	iface_parse_init(&p, NULL, NULL, argc - 1, argv + 1, IFACE_STOP_AT_OPERAND);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		if (c == OPT_HELP)
 			return usage(stdout), 0;
-		else if (!strcmp(o, "-V") || !strcmp(o, "--version"))
+		if (c == OPT_VERSION)
 			return print_version(), 0;
-		else
-			return usage_fail(usage, NULL, "unknown option '%s'", o), 2;
+		if (c == IFACE_UNKNOWN)
+			return usage_fail(usage, NULL, "unknown option '%s'", p.value), 2;
 	}
-	if (i == argc)
+	rest = iface_parse_rest(&p, &nrest);
+	if (!nrest)
 		return usage_fail(usage, NULL, "which command? (load, list, unload, inspect, ublk, sandbox)"), 2;
 	libbpf_set_print(libbpf_print);
-	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
-		if (strcmp(argv[i], commands[c].name))
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+		if (strcmp(rest[0], commands[k].name))
 			continue;
-		ret = commands[c].fn(argc - i - 1, argv + i + 1);
+		ret = commands[k].fn(nrest - 1, rest + 1);
 		return ret == USAGE_ERROR ? 2 : ret ? 1 : 0;
 	}
 	usage_fail(NULL, NULL, "unknown command '%s' (commands: load, list, unload, inspect, ublk, sandbox)",
-		   argv[i]);
+		   rest[0]);
 	return 2;
 }

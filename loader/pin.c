@@ -214,8 +214,10 @@ int pin_remove(const char *name, bool need_meta, bool quiet)
 	}
 	ret = need_meta ? pin_meta_read(dfd, &m) : 0;
 	if (ret) {
-		pfail(quiet, ret, "%s/%s has no attachment record of %s (meta): not removing it%s",
-		      pin_root(), name, prog_name, ret == -ENOENT ?
+		/* -EBADF: a record, but not one of ours (pin_meta_read()) */
+		pfail(quiet, ret, "%s/%s has no attachment record of %s (meta: %s): not "
+		      "removing it%s", pin_root(), name, prog_name,
+		      ret == -EBADF ? "not one it wrote" : strerror(-ret), ret == -ENOENT ?
 		      "; if it is a leftover of yours, remove it by hand" : "");
 		goto out;
 	}

@@ -5,51 +5,37 @@
  * optional opcode allowlist), then exec. The rules are compiled to classic
  * BPF by liburing-bpf.
  */
-#define _GNU_SOURCE	/* O_TMPFILE, O_PATH */
+#define _GNU_SOURCE	/* O_TMPFILE, O_PATH, syscall() */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 
 #include <liburing-bpf.h>
+#include "interface.h"
 #include "loader.h"
 
 #define MAX_LIST 64
 
 static void sandbox_usage(FILE *f)
 {
+	iface_print_usage(f, "sandbox", NULL);
 	fprintf(f,
-		"usage: %s sandbox [OPTIONS] -- PROGRAM [ARG]...\n\n"
-		"Runs PROGRAM with io_uring requests filtered for it and every process it\n"
+		"\nRuns PROGRAM with io_uring requests filtered for it and every process it\n"
 		"forks and execs (no_new_privs is set first). Rules only narrow; none\n"
 		"can be lifted by PROGRAM. Rules bind only rings created after them, so\n"
 		"PROGRAM may not inherit a ring: an io_uring descriptor open without\n"
-		"FD_CLOEXEC here is refused (EBUSY).\n\n"
-		"options:\n"
-		"  --allow OPS            allow these opcodes (comma-separated names:\n"
-		"                         read,write,recv,send,...)\n"
-		"  --deny-rest            deny every opcode --allow does not name\n"
-		"  --deny OPS             deny these opcodes\n"
-		"  --socket-family FAMS   IORING_OP_SOCKET only for these families\n"
-		"                         (unix,inet,inet6,netlink,packet or numbers)\n"
-		"  --connect-family FAMS  IORING_OP_CONNECT only to these families\n"
-		"  --open-deny FLAGS      deny OPENAT/OPENAT2 with any of these flags\n"
-		"                         (creat,trunc,excl,append,tmpfile,path,wronly,rdwr)\n"
-		"  --open-resolve FLAGS   OPENAT2 only with these RESOLVE_* flags\n"
-		"                         (in_root,beneath,no_symlinks,no_magiclinks,\n"
-		"                         no_xdev); every OPENAT is denied then\n"
-		"  --profile FILE         first: options from FILE, a JSON object whose keys\n"
-		"                         are the options above (\"allow\": [\"read\"],\n"
-		"                         \"deny-rest\": true)\n"
-		"  -h, --help             this text\n"
+		"FD_CLOEXEC here is refused (EBUSY).\n"
 		"The kernel needs IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's\n"
-		"6.12 series).\n", prog_name);
+		"6.12 series).\n\n"
+		"options:\n");
+	iface_print_options(f, "sandbox", NULL);
 }
 
 struct name_val {
@@ -186,7 +172,7 @@ static int read_profile(const char *path, struct profile_args *a)
 	FILE *f = fopen(path, "re");
 
 	if (!f)
-		return fail(-errno, "profile %s", path);
+		return fail(-errno, "profile %s: %s", path, strerror(errno));
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
@@ -292,97 +278,155 @@ static int refuse_inherited_rings(void)
 	return ret;
 }
 
+/*
+ * Has this kernel IORING_REGISTER_BPF_FILTER for the calling task? -EINVAL
+ * from a registration means either "no such registration" or "a rule this
+ * kernel does not know"; a registration of nothing tells them apart: a
+ * kernel that has it copies the (NULL) filter in and fails with -EFAULT.
+ * 1: it has, 0: it has not, -1: cannot tell.
+ */
+static int kernel_has_task_filters(void)
+{
+	long ret = syscall(SYS_io_uring_register, IOURING_BPF_FILTER_TASK,
+			   IOURING_BPF_REGISTER_BPF_FILTER, NULL, 1);
+
+	if (!ret || errno == EFAULT)
+		return 1;
+	if (errno == EINVAL || errno == ENOSYS)	/* ENOSYS: no io_uring at all */
+		return 0;
+	return -1;
+}
+
+/* Why registering the filters of option @opt failed (@err is -errno). */
+static int filter_fail(int err, const char *opt)
+{
+	int has = err == -EINVAL ? kernel_has_task_filters() : 1;
+
+	if (!has)
+		return fail(err, "cannot register io_uring filters (%s): this kernel has no "
+			    "IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 series)",
+			    opt);
+	if (has < 0)
+		return fail(err, "cannot register io_uring filters (%s): %s: either this kernel "
+			    "has no IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 "
+			    "series) or it does not know a rule", opt, strerror(-err));
+	if (err == -EINVAL)
+		return fail(err, "cannot register io_uring filters (%s): %s: the kernel has "
+			    "IORING_REGISTER_BPF_FILTER but refused a rule (an opcode or flag "
+			    "it does not know?)", opt, strerror(-err));
+	return fail(err, "cannot register io_uring filters (%s): %s", opt, strerror(-err));
+}
+
+/*
+ * --profile FILE, the first option: the profile's options, then the
+ * command line's (which add to or replace them). A new argument vector in
+ * *out, its [0] the command's name as getopt_long() wants; it is needed
+ * until the program runs (execvp() takes its words), so it is never freed.
+ * 0, or the error fail() printed.
+ */
+static int expand_profile(const char *path, char *command, char **rest, int nrest, char ***out,
+			  int *nout)
+{
+	struct profile_args pa = { .argc = 0 };
+	char **all;
+	int ret;
+
+	pa.argv[pa.argc++] = command;
+	ret = read_profile(path, &pa);
+	if (ret)
+		return ret;
+	all = calloc(pa.argc + nrest + 1, sizeof(*all));
+	if (!all)
+		return fail(-ENOMEM, "profile %s: %s", path, strerror(ENOMEM));
+	memcpy(all, pa.argv, pa.argc * sizeof(*all));
+	memcpy(all + pa.argc, rest, nrest * sizeof(*all));
+	*nout = pa.argc + nrest;
+	all[*nout] = NULL;
+	*out = all;
+	return 0;
+}
+
 int cmd_sandbox(int argc, char **argv)
 {
-	enum { O_ALLOW = 1, O_DENY_REST, O_DENY, O_SOCK, O_CONN, O_OPEN_DENY, O_RESOLVE };
-	static const struct option opts[] = {
-		{ "allow", required_argument, NULL, O_ALLOW },
-		{ "deny-rest", no_argument, NULL, O_DENY_REST },
-		{ "deny", required_argument, NULL, O_DENY },
-		{ "socket-family", required_argument, NULL, O_SOCK },
-		{ "connect-family", required_argument, NULL, O_CONN },
-		{ "open-deny", required_argument, NULL, O_OPEN_DENY },
-		{ "open-resolve", required_argument, NULL, O_RESOLVE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	unsigned long long allow[MAX_LIST], deny[MAX_LIST], sock[MAX_LIST], conn[MAX_LIST];
 	unsigned long long tmp[MAX_LIST], open_deny = 0, resolve = 0;
-	int nr_allow = 0, nr_deny = 0, nr_sock = 0, nr_conn = 0, c, ret;
+	int nr_allow = 0, nr_deny = 0, nr_sock = 0, nr_conn = 0, c, ret, nprog;
 	unsigned int ops[MAX_LIST];
 	int fams[MAX_LIST];
 	bool deny_rest = false;
+	const char *rule;
+	struct iface_parser p;
+	char **prog;
 
-	/* --profile FILE (first): its options, then the command line's */
-	struct profile_args pa = { .argc = 0 };
-	char **args = argv - 1;
-	int nargs = argc + 1;
+	iface_parse_init(&p, "sandbox", NULL, argc, argv, IFACE_STOP_AT_OPERAND);
+	c = iface_parse_next(&p);
+	if (c == OPT_PROFILE) {
+		char **all = NULL, **rest;
+		int nall = 0, nrest;
 
-	if (argc >= 2 && !strcmp(argv[0], "--profile")) {
-		char **all;
-
-		pa.argv[pa.argc++] = argv[-1];
-		ret = read_profile(argv[1], &pa);
+		rest = iface_parse_rest(&p, &nrest);
+		ret = expand_profile(p.value, argv[-1], rest, nrest, &all, &nall);
 		if (ret)
 			return ret;
-		all = calloc(pa.argc + argc, sizeof(*all));
-		if (!all)
-			return fail(-ENOMEM, "profile");
-		memcpy(all, pa.argv, pa.argc * sizeof(*all));
-		memcpy(all + pa.argc, argv + 2, (argc - 2) * sizeof(*all));
-		nargs = pa.argc + argc - 2;
-		all[nargs] = NULL;
-		args = all;
+		iface_parse_init(&p, "sandbox", NULL, nall - 1, all + 1, IFACE_STOP_AT_OPERAND);
+		c = iface_parse_next(&p);
 	}
-	optind = 1;
-	while ((c = getopt_long(nargs, args, "+h", opts, NULL)) != -1) {
+	for (; c != IFACE_END; c = iface_parse_next(&p)) {
+		char *v = (char *)p.value;	/* a word of argv: strtok() may cut it */
 		int n;
 
 		switch (c) {
-		case O_ALLOW:
-			nr_allow = parse_list("--allow", optarg, NULL, 0, allow);
+		case OPT_ALLOW:
+			nr_allow = parse_list("--allow", v, NULL, 0, allow);
 			if (nr_allow < 0)
 				return nr_allow;
 			break;
-		case O_DENY_REST:
+		case OPT_DENY_REST:
 			deny_rest = true;
 			break;
-		case O_DENY:
-			nr_deny = parse_list("--deny", optarg, NULL, 0, deny);
+		case OPT_DENY:
+			nr_deny = parse_list("--deny", v, NULL, 0, deny);
 			if (nr_deny < 0)
 				return nr_deny;
 			break;
-		case O_SOCK:
-			nr_sock = parse_list("--socket-family", optarg, families,
+		case OPT_SOCKET_FAMILY:
+			nr_sock = parse_list("--socket-family", v, families,
 					     sizeof(families) / sizeof(families[0]), sock);
 			if (nr_sock < 0)
 				return nr_sock;
 			break;
-		case O_CONN:
-			nr_conn = parse_list("--connect-family", optarg, families,
+		case OPT_CONNECT_FAMILY:
+			nr_conn = parse_list("--connect-family", v, families,
 					     sizeof(families) / sizeof(families[0]), conn);
 			if (nr_conn < 0)
 				return nr_conn;
 			break;
-		case O_OPEN_DENY:
-		case O_RESOLVE:
-			n = parse_list(c == O_OPEN_DENY ? "--open-deny" : "--open-resolve", optarg,
-				       c == O_OPEN_DENY ? open_flags : resolve_flags,
-				       c == O_OPEN_DENY ? sizeof(open_flags) / sizeof(open_flags[0]) :
+		case OPT_OPEN_DENY:
+		case OPT_OPEN_RESOLVE:
+			n = c == OPT_OPEN_DENY ?
+			    parse_list("--open-deny", v, open_flags,
+				       sizeof(open_flags) / sizeof(open_flags[0]), tmp) :
+			    parse_list("--open-resolve", v, resolve_flags,
 				       sizeof(resolve_flags) / sizeof(resolve_flags[0]), tmp);
 			if (n < 0)
 				return n;
 			for (int i = 0; i < n; i++)
-				*(c == O_OPEN_DENY ? &open_deny : &resolve) |= tmp[i];
+				*(c == OPT_OPEN_DENY ? &open_deny : &resolve) |= tmp[i];
 			break;
-		case 'h':
+		case OPT_PROFILE:
+			return usage_fail(sandbox_usage, "sandbox", "--profile must come first "
+					  "(the options after it add to or replace the profile's)");
+		case OPT_HELP:
 			sandbox_usage(stdout);
 			return 0;
+		case IFACE_NO_VALUE:
+			return usage_fail(sandbox_usage, "sandbox", "%s needs a value", p.value);
 		default:
-			return usage_fail(sandbox_usage, "sandbox", "unknown option");
+			return usage_fail(sandbox_usage, "sandbox", "unknown option '%s'", p.value);
 		}
 	}
-	if (optind >= nargs)
+	prog = iface_parse_rest(&p, &nprog);
+	if (!nprog)
 		return usage_fail(sandbox_usage, "sandbox", "which program? (sandbox ... -- PROGRAM)");
 	if (deny_rest && !nr_allow)
 		return usage_fail(sandbox_usage, "sandbox", "--deny-rest needs --allow");
@@ -392,35 +436,37 @@ int cmd_sandbox(int argc, char **argv)
 		return ret;
 	ret = iouring_bpf_no_new_privs();
 	if (ret)
-		return fail(ret, "cannot set no_new_privs");
+		return fail(ret, "cannot set no_new_privs: %s", strerror(-ret));
 	/* the payload filters first: DENY_REST only fills opcodes with none */
 	for (int i = 0; i < nr_sock; i++)
 		fams[i] = (int)sock[i];
+	rule = "--socket-family";
 	if (nr_sock && (ret = iouring_bpf_filter_socket_families(IOURING_BPF_FILTER_TASK,
 								 fams, nr_sock)))
 		goto err;
 	for (int i = 0; i < nr_conn; i++)
 		fams[i] = (int)conn[i];
+	rule = "--connect-family";
 	if (nr_conn && (ret = iouring_bpf_filter_connect_families(IOURING_BPF_FILTER_TASK,
 								  fams, nr_conn)))
 		goto err;
+	rule = open_deny ? "--open-deny" : "--open-resolve";
 	if ((open_deny || resolve) &&
 	    (ret = iouring_bpf_filter_open(IOURING_BPF_FILTER_TASK, open_deny, resolve)))
 		goto err;
+	rule = "--deny";
 	for (int i = 0; i < nr_deny; i++)
 		if ((ret = iouring_bpf_filter_deny(IOURING_BPF_FILTER_TASK, (unsigned int)deny[i])))
 			goto err;
 	for (int i = 0; i < nr_allow; i++)
 		ops[i] = (unsigned int)allow[i];
+	rule = "--allow";
 	if (nr_allow && (ret = iouring_bpf_filter_allow(IOURING_BPF_FILTER_TASK, ops, nr_allow,
 							deny_rest)))
 		goto err;
 
-	execvp(args[optind], args + optind);
-	return fail(-errno, "cannot run %s", args[optind]);
+	execvp(prog[0], prog);
+	return fail(-errno, "cannot run %s: %s", prog[0], strerror(errno));
 err:
-	if (ret == -EINVAL)
-		return fail(ret, "cannot register io_uring filters: this kernel has no "
-			    "IORING_REGISTER_BPF_FILTER (Linux 7.0, or this project's 6.12 series)");
-	return fail(ret, "cannot register io_uring filters");
+	return filter_fail(ret, rule);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 
+#include "interface.h"
 #include "loader.h"
 #include "ublk.h"
 
@@ -60,28 +61,20 @@ static int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, 
 
 static void ublk_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s ublk add --target loop|split|loop-user|bpf [--file FILE]...\n"
-		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n"
-		"       %s ublk list\n"
-		"       %s ublk del ID\n"
-		"       %s ublk SUBCOMMAND --help\n\n"
-		"ublk block devices (/dev/ublkbN) served by a BPF policy inside the kernel with\n"
-		"zero copy (loop, split, bpf), or by a copying loop in user space (loop-user).\n"
-		"  add    create a device and start its daemon; prints 'ublk ID /dev/ublkbID'\n"
-		"  list   every ublk device: state, queues, depth, flags, daemon, target, files\n"
-		"  del    stop and delete a device\n"
-		"State files and daemon logs: %s/ID, ID.log\n",
-		prog_name, prog_name, prog_name, prog_name, ublk_state_dir());
+	iface_print_usage(f, "ublk", NULL);
+	fprintf(f, "       %s ublk SUBCOMMAND --help\n\n"
+		   "ublk block devices (/dev/ublkbN) served by a BPF policy inside the kernel with\n"
+		   "zero copy (loop, split, bpf), or by a copying loop in user space (loop-user).\n",
+		prog_name);
+	iface_print_summaries(f, "ublk");
+	fprintf(f, "State files and daemon logs: %s/ID, ID.log\n", ublk_state_dir());
 }
 
 static void add_usage(FILE *f)
 {
+	iface_print_usage(f, "ublk", "add");
 	fprintf(f,
-		"usage: %s ublk add --target loop|split|loop-user|bpf [--file FILE]...\n"
-		"                  [--policy OBJ.bpf.o] [--size BYTES] [--queues N] [--depth D] [--id N]\n"
-		"                  [--path daemon|kernel]\n\n"
-		"Create /dev/ublkbID and fork a daemon that serves it until the device is\n"
+		"\nCreate /dev/ublkbID and fork a daemon that serves it until the device is\n"
 		"deleted ('%s ublk del ID') or the daemon gets SIGTERM.\n\n"
 		"targets:\n"
 		"  loop        one --file; the ublk_loop policy serves it in the kernel, zero copy\n"
@@ -92,58 +85,43 @@ static void add_usage(FILE *f)
 		"  bpf         --policy OBJ.bpf.o, a policy of your own (iouring_bpf/ublk.bpf.h),\n"
 		"              with 0 to 4 --file; one that declares IOU_UBLK_CHUNK_BYTES(N)\n"
 		"              gets chunk_sectors N/512 (N: a multiple of 4096, at most 512 KiB)\n\n"
-		"options:\n"
-		"  --file FILE      backing file: a regular file or block device whose size is a\n"
-		"                   non-zero multiple of 512 bytes\n"
-		"  --policy OBJ     the policy object, for --target bpf\n"
-		"  --size BYTES     device size (suffixes K, M, G, T: powers of 1024); default:\n"
-		"                   the file's size (split, bpf: the files' sizes added up); at\n"
-		"                   most that for loop, split and loop-user; required for bpf\n"
-		"                   without files\n"
-		"  --queues N       hardware queues, 1..%d (default 1; at most one per CPU)\n"
-		"  --depth D        requests in flight per queue, 1..%d (default 64)\n"
-		"  --id N           device number (default: the first free one)\n"
-		"  --path P         BPF targets: 'daemon' (default) serves every request from the\n"
-		"                   queues' io_uring; 'kernel' also attaches the policy's\n"
-		"                   ublk_bpf_ops hook (IOURING_BPF_UBLK_HOOK()), which takes\n"
-		"                   requests in the driver's queue_rq() and serves them from a\n"
-		"                   worker of the device, without the daemon\n\n"
 		"loop and split find ublk_loop.bpf.o and ublk_split.bpf.o in\n"
 		"$IOURING_BPF_POLICY_DIR, then LIBDIR/iouring-bpf of the install (an\n"
 		"installed binary) or the build tree (the binary the build made).\n"
 		"The BPF targets need a kernel whose ublk driver has zero copy\n"
-		"(UBLK_F_SUPPORT_ZERO_COPY) and io_uring_bpf_ops: the iouring-bpf kernel.\n",
-		prog_name, prog_name, UBLK_MAX_QUEUES, IOU_UBLK_MAX_DEPTH);
+		"(UBLK_F_SUPPORT_ZERO_COPY) and io_uring_bpf_ops: the iouring-bpf kernel.\n\n"
+		"options:\n",
+		prog_name);
+	iface_print_options(f, "ublk", "add");
 }
 
 static void list_usage(FILE *f)
 {
+	iface_print_usage(f, "ublk", "list");
 	fprintf(f,
-		"usage: %s ublk list\n\n"
-		"Every ublk device: id, state (LIVE, DEAD, QUIESCED), queues, depth, size,\n"
+		"\nEvery ublk device: id, state (LIVE, DEAD, QUIESCED), queues, depth, size,\n"
 		"the daemon's pid and whether it is alive, target, flags and backing files\n"
 		"(target and files from %s/ID, for devices made by\n"
-		"'%s ublk add').\n",
-		prog_name, ublk_state_dir(), prog_name);
+		"'%s ublk add').\n\n"
+		"options:\n",
+		ublk_state_dir(), prog_name);
+	iface_print_options(f, "ublk", "list");
 }
 
 static void del_usage(FILE *f)
 {
+	iface_print_usage(f, "ublk", "del");
 	fprintf(f,
-		"usage: %s ublk del ID [--force]\n\n"
-		"Stop ublk device ID (its I/O in flight completes, new I/O fails) and delete\n"
+		"\nStop ublk device ID (its I/O in flight completes, new I/O fails) and delete\n"
 		"it. An iouring-bpf daemon is asked to stop it (SIGTERM) and killed if it has\n"
 		"not done so within %d s. Deleting waits, up to %d s, until the daemon closed\n"
 		"/dev/ublkcID. The state file goes too. Works when the daemon was killed.\n"
 		"A device another program serves (a live server that is not ours, and no\n"
 		"state file) is refused with EBUSY unless --force is given; its server is\n"
-		"never signalled.\n",
-		prog_name, DEL_WAIT_MS / 1000, DEL_WAIT_MS / 1000);
-}
-
-static bool is_help(const char *a)
-{
-	return !strcmp(a, "-h") || !strcmp(a, "--help");
+		"never signalled.\n\n"
+		"options:\n",
+		DEL_WAIT_MS / 1000, DEL_WAIT_MS / 1000);
+	iface_print_options(f, "ublk", "del");
 }
 
 /* "123", "64K", "64M", "1G" (powers of 1024) */
@@ -199,55 +177,65 @@ struct add_args {
 
 static int parse_add(int argc, char **argv, struct add_args *a)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *v;
+	struct iface_parser p;
+	int c;
+
+	iface_parse_init(&p, "ublk", "add", argc, argv, 0);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		const char *v = p.value;
 		unsigned long n;
 
-		if (is_help(o)) {
+		switch (c) {
+		case OPT_HELP:
 			add_usage(stdout);
 			return 1;
-		}
-		if (strcmp(o, "--target") && strcmp(o, "--file") && strcmp(o, "--policy") &&
-		    strcmp(o, "--size") && strcmp(o, "--queues") && strcmp(o, "--depth") &&
-		    strcmp(o, "--id") && strcmp(o, "--path"))
-			return usage_error(add_usage, "add", o[0] == '-' ? "unknown option '%s'" :
-					   "unexpected argument '%s'", o);
-		if (i + 1 == argc)
-			return usage_error(add_usage, "add", "%s needs a value", o);
-		v = argv[++i];
-		if (!strcmp(o, "--target")) {
+		case OPT_TARGET:
 			a->target = v;
-		} else if (!strcmp(o, "--file")) {
+			break;
+		case OPT_FILE:
 			if (a->nr_files == IOU_UBLK_MAX_FILES)
 				return usage_error(add_usage, "add", "at most %d --file",
 						   IOU_UBLK_MAX_FILES);
 			a->files[a->nr_files++] = v;
-		} else if (!strcmp(o, "--policy")) {
+			break;
+		case OPT_POLICY:
 			a->policy = v;
-		} else if (!strcmp(o, "--size")) {
+			break;
+		case OPT_SIZE:
 			a->size = v;
-		} else if (!strcmp(o, "--path")) {
+			break;
+		case OPT_PATH:
 			if (strcmp(v, "daemon") && strcmp(v, "kernel"))
 				return usage_error(add_usage, "add",
 						   "--path wants 'daemon' or 'kernel', not '%s'", v);
 			a->path = v;
-		} else if (!strcmp(o, "--queues")) {
+			break;
+		case OPT_QUEUES:
 			if (parse_uint(v, UBLK_MAX_QUEUES, &n) || !n)
 				return usage_error(add_usage, "add",
 						   "--queues wants 1 to %d, not '%s'", UBLK_MAX_QUEUES, v);
 			a->queues = n;
-		} else if (!strcmp(o, "--depth")) {
+			break;
+		case OPT_DEPTH:
 			if (parse_uint(v, IOU_UBLK_MAX_DEPTH, &n) || !n)
 				return usage_error(add_usage, "add",
 						   "--depth wants 1 to %d, not '%s'", IOU_UBLK_MAX_DEPTH, v);
 			a->depth = n;
-		} else {
+			break;
+		case OPT_ID:
 			if (parse_uint(v, (1U << 20) - 1, &n))
 				return usage_error(add_usage, "add",
 						   "--id wants a device number 0 to %u, not '%s'",
 						   (1U << 20) - 1, v);
 			a->id = n;
 			a->have_id = true;
+			break;
+		case IFACE_NO_VALUE:
+			return usage_error(add_usage, "add", "%s needs a value", v);
+		case IFACE_OPERAND:
+			return usage_error(add_usage, "add", "unexpected argument '%s'", v);
+		default:
+			return usage_error(add_usage, "add", "unknown option '%s'", v);
 		}
 	}
 	return 0;
@@ -919,7 +907,7 @@ static void list_one(struct iouring_bpf_ublk_dev *dev, const struct ublk_state *
 				json_int(jw, i);
 		}
 		json_array_end(jw);
-		json_key(jw, "daemon_pid");
+		json_key(jw, "pid");	/* the daemon's, as ublk add prints it */
 		pid > 0 ? json_int(jw, pid) : json_null(jw);
 		json_kv_bool(jw, "daemon_alive", alive);
 		json_key(jw, "target");
@@ -965,12 +953,14 @@ static int cmd_ublk_list(int argc, char **argv)
 {
 	static int ids[4096], state_ids[4096];
 	struct iouring_bpf_ublk_dev dev;
+	struct iface_parser p;
 	int n, ns, ret;
 
-	if (argc && is_help(argv[0]))
+	iface_parse_init(&p, "ublk", "list", argc, argv, 0);
+	if (iface_parse_next(&p) == OPT_HELP)
 		return list_usage(stdout), 0;
-	if (argc)
-		return usage_error(list_usage, "list", "no arguments expected ('%s')", argv[0]);
+	if (p.value)
+		return usage_error(list_usage, "list", "no arguments expected ('%s')", p.value);
 
 	n = scan_ids("/sys/class/ublk-char", "ublkc", ids, 4096);
 	if (n < 0) {
@@ -1127,18 +1117,20 @@ static int cmd_ublk_del(int argc, char **argv)
 	unsigned long id;
 	bool have_st, force = false;
 	const char *id_arg = NULL;
+	struct iface_parser p;
 	pid_t pid;
-	int ret, pidfd, st_ret;
+	int c, ret, pidfd, st_ret;
 
-	for (int i = 0; i < argc; i++) {
-		if (is_help(argv[i]))
+	iface_parse_init(&p, "ublk", "del", argc, argv, 0);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		if (c == OPT_HELP)
 			return del_usage(stdout), 0;
-		if (!strcmp(argv[i], "--force"))
+		if (c == OPT_FORCE)
 			force = true;
-		else if (argv[i][0] == '-' || id_arg)
-			return usage_error(del_usage, "del", "unexpected '%s'", argv[i]);
+		else if (c == IFACE_OPERAND && !id_arg)
+			id_arg = p.value;
 		else
-			id_arg = argv[i];
+			return usage_error(del_usage, "del", "unexpected '%s'", p.value);
 	}
 	if (!id_arg)
 		return usage_error(del_usage, "del", "one ID expected");
@@ -1221,16 +1213,28 @@ done:
 
 int cmd_ublk(int argc, char **argv)
 {
-	if (!argc) {
-		return usage_fail(ublk_usage, "ublk", "which subcommand? (add, list, del)");
+	struct iface_parser p;
+	char **sub;
+	int c, n;
+
+	/* options of ublk itself (--help) come before the subcommand */
+	iface_parse_init(&p, "ublk", NULL, argc, argv, IFACE_STOP_AT_OPERAND);
+	while ((c = iface_parse_next(&p)) != IFACE_END) {
+		if (c == OPT_HELP)
+			return ublk_usage(stdout), 0;
+		return usage_fail(ublk_usage, "ublk", "unknown subcommand '%s' (add, list, del)",
+				  p.value);
 	}
-	if (is_help(argv[0]) || !strcmp(argv[0], "help"))
+	sub = iface_parse_rest(&p, &n);
+	if (!n)
+		return usage_fail(ublk_usage, "ublk", "which subcommand? (add, list, del)");
+	if (!strcmp(sub[0], "help"))
 		return ublk_usage(stdout), 0;
-	if (!strcmp(argv[0], "add"))
-		return cmd_ublk_add(argc - 1, argv + 1);
-	if (!strcmp(argv[0], "list"))
-		return cmd_ublk_list(argc - 1, argv + 1);
-	if (!strcmp(argv[0], "del"))
-		return cmd_ublk_del(argc - 1, argv + 1);
-	return usage_fail(ublk_usage, "ublk", "unknown subcommand '%s' (add, list, del)", argv[0]);
+	if (!strcmp(sub[0], "add"))
+		return cmd_ublk_add(n - 1, sub + 1);
+	if (!strcmp(sub[0], "list"))
+		return cmd_ublk_list(n - 1, sub + 1);
+	if (!strcmp(sub[0], "del"))
+		return cmd_ublk_del(n - 1, sub + 1);
+	return usage_fail(ublk_usage, "ublk", "unknown subcommand '%s' (add, list, del)", sub[0]);
 }

@@ -90,7 +90,7 @@ static const char inspect_checker[] =
 	"pid, fd = int(sys.argv[1]), int(sys.argv[2])\n"
 	"assert j[\"pid\"] == pid, j[\"pid\"]\n"
 	"assert j[\"no_new_privs\"] is True\n"
-	"assert [r[\"fd\"] for r in j[\"rings\"]] == [fd], j[\"rings\"]\n"
+	"assert [r[\"ring_fd\"] for r in j[\"rings\"]] == [fd], j[\"rings\"]\n"
 	"r = j[\"rings\"][0]\n"
 	"assert r[\"reported\"] is True and r[\"sqe_allowlist\"] is False\n"
 	"allowed = {\"accept\", \"recv\", \"send\", \"recvmsg\", \"sendmsg\", \"close\", \"socket\",\n"

@@ -12,7 +12,7 @@ trap 'rm -rf "$(dirname "$IOURING_BPF_PIN_ROOT")"' EXIT
 # help and usage
 expect 0 'usage: .* COMMAND' "$T" --help
 expect 0 '^iouring-bpf [0-9]' "$T" --version
-for c in load list unload inspect; do expect 0 "usage: .*$c" "$T" "$c" --help; done
+for c in load list unload inspect sandbox; do expect 0 "usage: .*$c" "$T" "$c" --help; done
 expect 2 'usage:' "$T"
 expect 2 "unknown command 'frob'" "$T" frob
 expect 2 "unknown option '--frob'" "$T" --frob list
@@ -28,6 +28,25 @@ expect 2 "pin name 'a/b' must be" "$T" load "$NOPS" --ring 1:3 --pin a/b
 expect 2 'one object only' "$T" load "$NOPS" "$NOPS" --ring
 expect 2 'no arguments expected' "$T" list extra
 expect 2 'one NAME expected' "$T" unload
+# every command parses with getopt_long(): --opt=value too; --ring's value
+# is optional, given as the next word or after '='
+expect 2 "'12:x' is not PID:FD" "$T" load "$NOPS" --ring=12:x
+expect 2 "'x.o' is not PID:FD" "$T" load --ring x.o
+expect 2 '--pin needs --ring PID:FD' "$T" load "$NOPS" --ring --pin=x
+expect 2 '--entries is for a ring of our own' "$T" load "$NOPS" --ring=1:3 --entries=8
+expect 2 '--pin needs a value' "$T" load "$NOPS" --ring 1:3 --pin
+expect 2 "unknown option '--frob'" "$T" load "$NOPS" --ring --frob
+expect 2 "--pid: not a process id 'abc'" "$T" inspect --pid=abc
+expect 2 'unknown target' "$T" ublk add --target=nope --file=/etc/hostname
+expect 2 "--path wants 'daemon' or 'kernel'" "$T" ublk add --target loop --path=both
+expect 2 'one ID expected' "$T" ublk del --force
+expect 2 "unexpected '2'" "$T" ublk del 1 2
+expect 2 "sandbox: unknown option '--frob'" "$T" sandbox --frob -- true
+expect 2 'sandbox: --allow needs a value' "$T" sandbox --allow
+expect 2 '--profile must come first' "$T" sandbox --allow nop --profile x.json -- true
+expect 1 'profile /nonexistent.json: No such file or directory' "$T" sandbox --profile=/nonexistent.json -- true
+# a program that cannot run: the reason, whatever the kernel (no rules to register)
+expect 1 'cannot run /nonexistent/prog: No such file or directory' "$T" sandbox -- /nonexistent/prog
 
 # objects
 expect 1 'not a BPF ELF object' "$T" load /etc/passwd --ring
@@ -144,6 +163,9 @@ json_one 2 "$J and 'one object expected' in j['error']" "$T" -j inspect
 json_one 2 "$J and 'which subcommand' in j['error']" "$T" -j ublk
 json_one 2 "$J and '--target is required' in j['error']" "$T" -j ublk add
 json_one 2 "$J and 'no arguments expected' in j['error']" "$T" -j ublk list x
+json_one 2 "$J and \"unknown option '--frob'\" in j['error']" "$T" sandbox --frob -j -- true
+json_one 1 'j["errno"] == -2 and "cannot run /nonexistent/prog: No such file" in j["error"]' \
+	"$T" --json sandbox -- /nonexistent/prog
 json_one 0 'j["version"] and j["libbpf"]' "$T" -j --version
 # usage errors stay text without --json
 expect 2 '^iouring-bpf load: which object' "$T" load --ring

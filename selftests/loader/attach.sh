@@ -16,7 +16,7 @@ expect 0 "attached to ring $ring, pinned at /sys/fs/bpf/iouring-bpf/t-attach" \
 	"$T" load "$NOPS" --ring "$ring" --pin t-attach --set nop_total=500 --set nop_inflight=4
 check "fdinfo after load" "$(grep BpfLoop /proc/$pid/fdinfo/$fd)" 'BpfLoop:\s+1'
 expect 0 "^t-attach +$ring +attached" "$T" list
-json_check '[(p["name"], p["owner_pid"], p["ring_fd"], p["state"]) for p in j] ==
+json_check '[(p["name"], p["pid"], p["ring_fd"], p["state"]) for p in j] ==
 	[("t-attach", '"$pid"', '"$fd"', "attached")] and j[0]["globals"]["nop_completed"] == 0' \
 	"$T" -j list
 
@@ -34,7 +34,7 @@ check "enter returns at once" "$(owner_cmd a enter)" '^enter 0 cq 0$'
 
 # the default pin name is the object's; JSON output of load; a second
 # attachment after the first is gone
-json_check 'j["name"] == "nops" and j["owner_pid"] == '"$pid"' and len(j["prog_ids"]) == 1' \
+json_check 'j["name"] == "nops" and j["pid"] == '"$pid"' and len(j["prog_ids"]) == 1' \
 	"$T" -j load "$NOPS" --ring "$ring" --set nop_total=10
 check "owner runs it again" "$(owner_cmd a enter)" '^enter 0 cq 0$'
 expect 0 'nop_completed=10 ' "$T" list

@@ -57,7 +57,7 @@ l=$("$T" ublk list)
 grep -qE "^$id +LIVE +1 +64 +64 MiB +$dpid alive +loop-user +.*need_get_data" <<<"$l" &&
 	grep -q "file: $img" <<<"$l" && ok "list: $(grep -E "^$id " <<<"$l")" || bad "list output: $l"
 "$T" -j ublk list | json "any(d['id'] == $id and d['state'] == 'LIVE' and d['queues'] == 1 and
-	d['depth'] == 64 and d['size'] == 64 << 20 and d['daemon_pid'] == $dpid and d['daemon_alive'] and
+	d['depth'] == 64 and d['size'] == 64 << 20 and d['pid'] == $dpid and d['daemon_alive'] and
 	d['target'] == 'loop-user' and d['files'] == ['$img'] and 'need_get_data' in d['flags'] for d in j)" &&
 	ok "list --json" || bad "list --json: $("$T" -j ublk list)"
 

@@ -69,7 +69,7 @@ bid=$(jget '["id"]' <<<"$out")
 bpid=$(jget '["pid"]' <<<"$out")
 state=$IOURING_BPF_UBLK_DIR/$bid
 sed -i "s/^pid=.*/pid=$apid/" "$state"
-"$T" -j ublk list | json "[d['daemon_pid'] for d in j if d['id'] in ($aid, $bid)] == [$apid, $bpid]" &&
+"$T" -j ublk list | json "[d['pid'] for d in j if d['id'] in ($aid, $bid)] == [$apid, $bpid]" &&
 	ok "list: each device shows the daemon the kernel names" ||
 	bad "list: daemon pids $("$T" -j ublk list | jget '')"
 del_b "state file naming A's daemon"
