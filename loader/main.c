@@ -14,7 +14,7 @@
 
 #include "interface.h"
 #include "loader.h"
-#include "ublk.h"
+#include "ublk_cmd.h"
 
 bool json_output;
 bool debug_output;
