@@ -10,7 +10,7 @@
 
 #include "interface.h"
 #include "loader.h"
-#include "ublk.h"
+#include "ublk_cmd.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -3,9 +3,11 @@
 #ifndef IOURING_BPF_LOADER_H
 #define IOURING_BPF_LOADER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include <bpf/libbpf.h>
 
 #include "json.h"
 
@@ -17,6 +19,8 @@ extern bool json_output;
 extern bool debug_output;
 extern struct json *jw;		/* the JSON writer when json_output */
 extern const char *prog_name;
+
+/* output.c: errors, warnings, integer values, libbpf's log. */
 
 /* Print "iouring-bpf: message" (or a JSON error object); returns -err. */
 int fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -45,6 +49,8 @@ void json_int_val(struct json *j, struct int_val v);
 /* libbpf output: kept for the verifier log tail, or printed with -d. */
 void libbpf_log_reset(void);
 void libbpf_log_print_tail(unsigned int lines);
+/* what main() hands libbpf_set_print() */
+int libbpf_log_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
 /* Where pins live: /sys/fs/bpf/iouring-bpf/NAME/{link,meta,bss,data}, on
  * bpffs only; only /sys/fs/bpf is ever mounted. */

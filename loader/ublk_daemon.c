@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "loader.h"
-#include "ublk.h"
+#include "ublk_cmd.h"
 
 #define DELETE_WAIT_MS	5000
 

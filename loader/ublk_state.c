@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ublk.h"
+#include "ublk_cmd.h"
 
 static const char *const target_names[] = {
 	[UBLK_TARGET_LOOP] = "loop",

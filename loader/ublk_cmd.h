@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* iouring-bpf ublk: the command, its daemon, and the daemon's state file. */
-#ifndef IOURING_BPF_LOADER_UBLK_H
-#define IOURING_BPF_LOADER_UBLK_H
+/*
+ * iouring-bpf ublk: the command, its daemon, and the daemon's state file;
+ * private to the tool (the BPF library's is <iouring_bpf/ublk.h>).
+ */
+#ifndef IOURING_BPF_LOADER_UBLK_CMD_H
+#define IOURING_BPF_LOADER_UBLK_CMD_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <liburing-bpf.h>
 #include <iouring_bpf/ublk.h>
@@ -61,6 +65,22 @@ void ublk_state_remove(int id, pid_t only_if_pid);
 /* Process pid exists and is not a zombie. */
 bool ublk_pid_alive(pid_t pid);
 
+/* The command: ublk_cmd.c dispatches to ublk_add.c and ublk_admin.c. */
 int cmd_ublk(int argc, char **argv);
+int cmd_ublk_add(int argc, char **argv);
+int cmd_ublk_list(int argc, char **argv);
+int cmd_ublk_del(int argc, char **argv);
+
+/* how long del waits for the daemon to let go; add too, for a failed one */
+#define DEL_WAIT_MS	10000
+
+/* What the subcommands share (ublk_cmd.c). */
+/* usage_fail() for `ublk SUB`: returns USAGE_ERROR */
+int usage_error(void (*usage)(FILE *), const char *sub, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* a decimal number 0..max, no sign: 0, or -EINVAL */
+int parse_uint(const char *s, unsigned long max, unsigned long *out);
+/* a ublk control command's error (-errno) in plain words */
+const char *driver_error(int err);
 
 #endif
