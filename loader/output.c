@@ -13,6 +13,20 @@
 
 #include "loader.h"
 
+/* the JSON error object on stdout: {"error", "errno"[, "usage": true]} */
+static void json_error(const char *msg, int err, bool usage)
+{
+	struct json *e = json_new(stdout);
+
+	json_object_start(e);
+	json_kv_string(e, "error", msg);
+	json_kv_int(e, "errno", err);
+	if (usage)
+		json_kv_bool(e, "usage", true);
+	json_object_end(e);
+	json_destroy(e);
+}
+
 int fail(int err, const char *fmt, ...)
 {
 	char msg[1024];
@@ -21,17 +35,10 @@ int fail(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (json_output) {
-		struct json *e = json_new(stdout);
-
-		json_object_start(e);
-		json_kv_string(e, "error", msg);
-		json_kv_int(e, "errno", err > 0 ? -err : err);
-		json_object_end(e);
-		json_destroy(e);
-	} else {
+	if (json_output)
+		json_error(msg, err > 0 ? -err : err, false);
+	else
 		fprintf(stderr, "%s: %s\n", prog_name, msg);
-	}
 	return err > 0 ? -err : err;
 }
 
@@ -44,16 +51,10 @@ int usage_fail(void (*usage)(FILE *), const char *cmd, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (json_output) {
-		struct json *e = json_new(stdout);
 		char text[1200];
 
 		snprintf(text, sizeof(text), "%s%s%s", cmd ? cmd : "", cmd ? ": " : "", msg);
-		json_object_start(e);
-		json_kv_string(e, "error", text);
-		json_kv_int(e, "errno", -EINVAL);
-		json_kv_bool(e, "usage", true);
-		json_object_end(e);
-		json_destroy(e);
+		json_error(text, -EINVAL, true);
 	} else {
 		fprintf(stderr, "%s%s%s: %s\n", prog_name, cmd ? " " : "", cmd ? cmd : "", msg);
 		if (usage)
