@@ -75,7 +75,8 @@ int cmd_ublk(int argc, char **argv)
 	while ((c = iface_parse_next(&p)) != IFACE_END) {
 		if (c == OPT_HELP)
 			return ublk_usage(stdout), 0;
-		return usage_fail(ublk_usage, "ublk", "unknown subcommand '%s' (add, list, del)",
+		return usage_fail(ublk_usage, "ublk",
+				  "unknown option '%s' (the subcommand comes first: add, list, del)",
 				  p.value);
 	}
 	sub = iface_parse_rest(&p, &n);

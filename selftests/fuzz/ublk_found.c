@@ -93,12 +93,12 @@ static int add_dev(unsigned int depth, __u64 flags)
 /* DEL_DEV within 20 s, and every trace of the device gone */
 static int del_dev(int id)
 {
-	const char *left;
+	char left[64];
 	int ret = cmd_simple(id, UBLK_U_CMD_DEL_DEV, 20);
 
 	REQUIRE(ret == 0, "DEL_DEV of %d: %s", id, ufz_err(ret));
-	left = ufz_wait_dev_gone(id, 10);
-	REQUIRE(!left, "device %d: %s still there after DEL_DEV", id, left);
+	REQUIRE(!ufz_dev_left(id, 10, left, sizeof(left)),
+		"device %d: %s still there after DEL_DEV", id, left);
 	return 0;
 }
 
@@ -716,7 +716,8 @@ static int get_state(int id, __u16 *state)
 	struct ublksrv_ctrl_dev_info info;
 	int ret = ufz_ctrl_cmd(&ctl, UBLK_U_CMD_GET_DEV_INFO, id, 0, &info, sizeof(info), 10);
 
-	*state = info.state;
+	if (!ret)
+		*state = info.state;
 	return ret;
 }
 

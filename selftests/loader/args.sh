@@ -131,6 +131,7 @@ json_check 'any(g["name"] == "g_u64" and g["default"] == 18446744073709551615 fo
 for c in "" add list del; do expect 0 "usage: .*ublk" "$T" ublk $c --help; done
 expect 2 'which subcommand' "$T" ublk
 expect 2 'unknown subcommand' "$T" ublk frob
+expect 2 "unknown option '--frob'" "$T" ublk --frob
 expect 2 '--target is required' "$T" ublk add
 expect 2 'unknown target' "$T" ublk add --target nope --file /etc/hostname
 expect 2 'exactly one --file' "$T" ublk add --target loop-user

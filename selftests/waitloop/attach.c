@@ -170,7 +170,8 @@ int test_refuse_thread(void)
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) ||
 	    !(link = load_and_attach(f.skel->skeleton, f.skel->maps.stop_ops)))
 		goto out;
-	pthread_create(&t, NULL, enter_thread, &f.r);
+	if (!CHECK(pthread_create(&t, NULL, enter_thread, &f.r) == 0, "pthread_create failed"))
+		goto out;
 	pthread_join(t, &res);
 	if (!CHECK((intptr_t)res == -EEXIST, "enter from another thread: %d, want -EEXIST",
 		   (int)(intptr_t)res) ||
@@ -421,7 +422,10 @@ int test_detach_no_stray_wakeup(void)
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	before = voluntary_switches();
-	pthread_create(&t, NULL, attach_detach_rounds, &p);
+	if (!CHECK(pthread_create(&t, NULL, attach_detach_rounds, &p) == 0, "pthread_create failed")) {
+		alarm(0);
+		goto out;
+	}
 	if (read(pipefd[0], &c, 1) != 1)
 		perror("read");
 	after = voluntary_switches();

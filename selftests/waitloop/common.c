@@ -120,10 +120,16 @@ int run_bounded(struct iouring_bpf_ring *r, unsigned int secs,
 	pthread_t t;
 	int ret;
 
+	/* without its helper the loop would wait for what never comes */
+	if (helper) {
+		ret = pthread_create(&t, NULL, helper, arg);
+		if (ret) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(ret));
+			return -ret;
+		}
+	}
 	signal(SIGALRM, on_alarm);
 	alarm(secs);
-	if (helper)
-		pthread_create(&t, NULL, helper, arg);
 	ret = iouring_bpf_ring_run(r);
 	alarm(0);
 	if (helper)

@@ -115,6 +115,8 @@ int test_copy(void)
 	if (!CHECK_OK(fill_random(src, size), "fill source"))
 		goto out;
 	buf = aligned_alloc(4096, (size_t)block * nslots);
+	if (!CHECK(buf, "aligned_alloc of %u slots", nslots))
+		goto out;
 
 	if (!CHECK_OK(iouring_bpf_ring_init(&r, 16, 0, LOOP_FLAGS), "ring setup"))
 		goto out;

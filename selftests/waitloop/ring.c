@@ -73,6 +73,8 @@ int test_param_region(void)
 	__u64 *area = aligned_alloc(page, 2 * page);
 	int ret, status = KSFT_FAIL;
 
+	if (!CHECK(area, "aligned_alloc of 2 pages"))
+		return KSFT_FAIL;
 	memset(area, 0, 2 * page);
 	if (fixture_open(&f, 8, 0, LOOP_FLAGS) ||
 	    !(link = load_and_attach(f.skel->skeleton, f.skel->maps.param_ops)))
